@@ -1,0 +1,121 @@
+//! The fast tier: the textbook clamp-`t` formula, branch-free, in the
+//! caller's own type, with the few guards that keep it total.
+//!
+//! Deliberately no fused multiply-add: the same operations in the same order
+//! on every CPU and in every SIMD path give the same bits everywhere, which is
+//! what lock-step simulations and reproducible pipelines need, and costs
+//! nothing here (the loop is bound by memory, not arithmetic).
+
+use crate::scalar::Scalar;
+use crate::Region;
+
+/// `(q, t, d², region)` of the fast segment projection.
+#[inline(always)]
+pub(crate) fn segment<T: Scalar, const D: usize>(
+    a: &[T; D],
+    b: &[T; D],
+    p: &[T; D],
+) -> ([T; D], T, T, Region) {
+    let mut ab = [T::ZERO; D];
+    let mut ap = [T::ZERO; D];
+    let mut finite = true;
+    for i in 0..D {
+        ab[i] = b[i] - a[i];
+        ap[i] = p[i] - a[i];
+        finite &= a[i].is_finite() & b[i].is_finite() & p[i].is_finite();
+    }
+    let l = dot(&ab, &ab);
+    let n = dot(&ap, &ab);
+    // max/min return the non-NaN operand, so inf/inf cannot escape as NaN.
+    let t = if l > T::ZERO {
+        (n / l).max(T::ZERO).min(T::ONE)
+    } else {
+        T::ZERO
+    };
+    let at_end = t >= T::ONE;
+    let mut q = [T::ZERO; D];
+    let mut d2 = T::ZERO;
+    for i in 0..D {
+        q[i] = if at_end { b[i] } else { a[i] + t * ab[i] };
+        let v = p[i] - q[i];
+        d2 = d2 + v * v;
+    }
+    let region = if t <= T::ZERO {
+        Region::Start
+    } else if at_end {
+        Region::End
+    } else {
+        Region::Interior
+    };
+    if !finite {
+        return ([T::NAN; D], T::NAN, T::NAN, Region::Undefined);
+    }
+    (q, t, d2, region)
+}
+
+/// `(q, t, d²)` of the fast line projection (`t` unclamped).
+#[inline(always)]
+pub(crate) fn line<T: Scalar, const D: usize>(
+    a: &[T; D],
+    b: &[T; D],
+    p: &[T; D],
+) -> ([T; D], T, T) {
+    let mut ab = [T::ZERO; D];
+    let mut ap = [T::ZERO; D];
+    let mut finite = true;
+    for i in 0..D {
+        ab[i] = b[i] - a[i];
+        ap[i] = p[i] - a[i];
+        finite &= a[i].is_finite() & b[i].is_finite() & p[i].is_finite();
+    }
+    let l = dot(&ab, &ab);
+    let n = dot(&ap, &ab);
+    let t = if l > T::ZERO { n / l } else { T::ZERO };
+    let t = if t.is_finite() { t } else { T::ZERO };
+    let mut q = [T::ZERO; D];
+    let mut d2 = T::ZERO;
+    for i in 0..D {
+        q[i] = a[i] + t * ab[i];
+        let v = p[i] - q[i];
+        d2 = d2 + v * v;
+    }
+    if !finite {
+        return ([T::NAN; D], T::NAN, T::NAN);
+    }
+    (q, t, d2)
+}
+
+/// Does the ball of radius `r` around `p` touch the segment? Ericson's test:
+/// no division, no square root (`r < 0` and NaN never touch).
+#[inline(always)]
+pub(crate) fn touches<T: Scalar, const D: usize>(a: &[T; D], b: &[T; D], p: &[T; D], r: T) -> bool {
+    let mut ab = [T::ZERO; D];
+    let mut ap = [T::ZERO; D];
+    let mut bp = [T::ZERO; D];
+    for i in 0..D {
+        ab[i] = b[i] - a[i];
+        ap[i] = p[i] - a[i];
+        bp[i] = p[i] - b[i];
+    }
+    let rr = r * r;
+    let n = dot(&ap, &ab);
+    let l = dot(&ab, &ab);
+    let inside = if n <= T::ZERO {
+        dot(&ap, &ap) <= rr
+    } else if n >= l {
+        dot(&bp, &bp) <= rr
+    } else {
+        // |ap|²·L − N² = |ab × ap|², compared with r²·L.
+        dot(&ap, &ap) * l - n * n <= rr * l
+    };
+    inside & (r >= T::ZERO)
+}
+
+#[inline(always)]
+fn dot<T: Scalar, const D: usize>(x: &[T; D], y: &[T; D]) -> T {
+    let mut s = T::ZERO;
+    for i in 0..D {
+        s = s + x[i] * y[i];
+    }
+    s
+}
