@@ -1,0 +1,339 @@
+//! `segdist pairs`: one (segment, point) query per CSV row.
+
+use std::fs::File;
+use std::io::{self, IsTerminal, Read};
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use segdist::{Line, Scalar, Segment};
+
+use crate::output::Output;
+
+/// For each row, the closest point on segment a→b to point p, and how far.
+///
+/// Reads a CSV whose header names the columns ax,ay,bx,by,px,py (add
+/// az,bz,pz for 3D; other columns are kept and their order is free) and
+/// writes the same rows followed by the columns d,d2,qx,qy[,qz],t,region.
+/// Every number is faithfully rounded and printed in the shortest form that
+/// reads back to the same value.
+///
+/// region is start, interior or end. With --line, t is unclamped (the
+/// infinite line through a and b) and there is no region column.
+///
+/// A row that cannot be read stops the run with one error line naming the
+/// file, line and column, exit code 2, and no output file left behind.
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    segdist pairs examples/pairs.csv\n  \
+    segdist pairs --line --out result.csv input.csv\n  \
+    cat input.csv | segdist pairs --f32 > out.csv")]
+pub struct PairsArgs {
+    /// Input CSV file; '-' or nothing reads standard input.
+    input: Option<PathBuf>,
+    /// Write to this file (atomically) instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Project onto the infinite line through a and b instead of the segment.
+    #[arg(long)]
+    line: bool,
+    /// Read the coordinates as f32 and compute in f32 (results rounded to f32).
+    #[arg(long)]
+    f32: bool,
+    /// Use the fast tier (textbook formula, not faithfully rounded).
+    #[arg(long)]
+    fast: bool,
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// Rows handed to the kernels at a time.
+const CHUNK: usize = 1 << 14;
+
+pub fn run(args: &PairsArgs) -> Result<()> {
+    let (name, reader, len): (String, Box<dyn Read>, Option<u64>) = match &args.input {
+        Some(p) if p.as_os_str() != "-" => {
+            let f = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
+            let len = f.metadata().ok().map(|m| m.len());
+            (p.display().to_string(), Box::new(f), len)
+        }
+        _ => ("<stdin>".to_string(), Box::new(io::stdin().lock()), None),
+    };
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(false)
+        .from_reader(reader);
+    let header = rdr
+        .byte_headers()
+        .with_context(|| format!("{name}: cannot read the header"))?
+        .clone();
+    let cols = Columns::find(&header, &name)?;
+    let progress = progress_bar(args.quiet, len);
+    let mut out = Output::open(args.out.as_deref())?;
+    let mut w = csv::WriterBuilder::new().from_writer(&mut out);
+    let mut head = header.clone();
+    for c in ["d", "d2", "qx", "qy"] {
+        head.push_field(c.as_bytes());
+    }
+    if cols.three_d() {
+        head.push_field(b"qz");
+    }
+    head.push_field(b"t");
+    if !args.line {
+        head.push_field(b"region");
+    }
+    let ctx = Ctx {
+        name: &name,
+        cols: &cols,
+        header: &header,
+        out_header: &head,
+        args,
+        progress: &progress,
+    };
+    match (cols.three_d(), args.f32) {
+        (false, false) => process::<f64, 2>(&mut rdr, &mut w, &ctx)?,
+        (true, false) => process::<f64, 3>(&mut rdr, &mut w, &ctx)?,
+        (false, true) => process::<f32, 2>(&mut rdr, &mut w, &ctx)?,
+        (true, true) => process::<f32, 3>(&mut rdr, &mut w, &ctx)?,
+    }
+    w.flush()?;
+    drop(w);
+    out.finish()?;
+    progress.finish_and_clear();
+    Ok(())
+}
+
+fn progress_bar(quiet: bool, len: Option<u64>) -> ProgressBar {
+    match len {
+        Some(len) if !quiet && io::stderr().is_terminal() && len > (8 << 20) => {
+            let pb = ProgressBar::new(len);
+            pb.set_style(
+                ProgressStyle::with_template(
+                    "{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
+                )
+                .expect("valid template"),
+            );
+            pb
+        }
+        _ => ProgressBar::hidden(),
+    }
+}
+
+/// Where each coordinate lives in a row.
+struct Columns {
+    /// ax, ay, [az], bx, by, [bz], px, py, [pz] as field indices.
+    idx: Vec<usize>,
+}
+
+impl Columns {
+    fn find(header: &csv::ByteRecord, name: &str) -> Result<Columns> {
+        let pos = |c: &str| header.iter().position(|h| h.trim_ascii() == c.as_bytes());
+        let z = ["az", "bz", "pz"].map(pos);
+        let three_d = z.iter().any(Option::is_some);
+        let want: &[&str] = if three_d {
+            &["ax", "ay", "az", "bx", "by", "bz", "px", "py", "pz"]
+        } else {
+            &["ax", "ay", "bx", "by", "px", "py"]
+        };
+        let missing: Vec<&str> = want.iter().copied().filter(|c| pos(c).is_none()).collect();
+        if !missing.is_empty() {
+            let hint = if three_d {
+                " (a 3D input needs az, bz and pz)"
+            } else {
+                ""
+            };
+            bail!(
+                "{name}: line 1: missing column(s) {}{hint}",
+                missing.join(", ")
+            );
+        }
+        Ok(Columns {
+            idx: want.iter().map(|c| pos(c).expect("checked")).collect(),
+        })
+    }
+
+    fn three_d(&self) -> bool {
+        self.idx.len() == 9
+    }
+}
+
+struct Ctx<'a> {
+    name: &'a str,
+    cols: &'a Columns,
+    header: &'a csv::ByteRecord,
+    /// Written once the first chunk has parsed, so a bad first row leaves
+    /// standard output empty.
+    out_header: &'a csv::ByteRecord,
+    args: &'a PairsArgs,
+    progress: &'a ProgressBar,
+}
+
+/// A number type the CLI reads and prints.
+trait CliFloat: Scalar + std::str::FromStr {
+    const NAME: &'static str;
+    fn write(self, buf: &mut ryu::Buffer) -> &str;
+}
+
+impl CliFloat for f64 {
+    const NAME: &'static str = "f64";
+    fn write(self, buf: &mut ryu::Buffer) -> &str {
+        buf.format(self)
+    }
+}
+
+impl CliFloat for f32 {
+    const NAME: &'static str = "f32";
+    fn write(self, buf: &mut ryu::Buffer) -> &str {
+        buf.format(self)
+    }
+}
+
+fn parse<T: CliFloat>(rec: &csv::ByteRecord, field: usize, ctx: &Ctx) -> Result<T> {
+    let raw = rec.get(field).unwrap_or_default();
+    let text = std::str::from_utf8(raw).unwrap_or("").trim();
+    let line = rec.position().map_or(0, |p| p.line());
+    let col = String::from_utf8_lossy(ctx.header.get(field).unwrap_or_default()).into_owned();
+    let v: T = text.parse().map_err(|_| {
+        anyhow::anyhow!(
+            "{}: line {line}, column {} ({col}): cannot read {:?} as a number",
+            ctx.name,
+            field + 1,
+            String::from_utf8_lossy(raw)
+        )
+    })?;
+    if !v.is_finite() {
+        let why = if text.parse::<f64>().is_ok_and(f64::is_finite) {
+            format!("is out of the {} range", T::NAME)
+        } else {
+            "is not a finite number".to_string()
+        };
+        bail!(
+            "{}: line {line}, column {} ({col}): {text:?} {why}",
+            ctx.name,
+            field + 1
+        );
+    }
+    Ok(v)
+}
+
+/// One computed row.
+struct Row<T, const D: usize> {
+    d: T,
+    d2: T,
+    q: [T; D],
+    t: T,
+    region: &'static str,
+}
+
+fn compute<T: Scalar, const D: usize>(
+    a: [T; D],
+    b: [T; D],
+    p: [T; D],
+    args: &PairsArgs,
+) -> Row<T, D> {
+    if args.line {
+        let l = Line::new(a, b);
+        let r = if args.fast {
+            l.closest_point_fast(p)
+        } else {
+            l.closest_point(p)
+        };
+        Row {
+            d: r.distance,
+            d2: r.distance_squared,
+            q: r.point,
+            t: r.t,
+            region: "",
+        }
+    } else {
+        let s = Segment::new(a, b);
+        let r = if args.fast {
+            s.closest_point_fast(p)
+        } else {
+            s.closest_point(p)
+        };
+        Row {
+            d: r.distance,
+            d2: r.distance_squared,
+            q: r.point,
+            t: r.t,
+            region: r.region.as_str(),
+        }
+    }
+}
+
+fn process<T: CliFloat, const D: usize>(
+    rdr: &mut csv::Reader<Box<dyn Read>>,
+    w: &mut csv::Writer<&mut Output>,
+    ctx: &Ctx,
+) -> Result<()> {
+    let mut records: Vec<csv::ByteRecord> = Vec::with_capacity(CHUNK);
+    let mut rows: Vec<Row<T, D>> = Vec::with_capacity(CHUNK);
+    let mut buf = ryu::Buffer::new();
+    let mut done = false;
+    let mut first = true;
+    while !done {
+        records.clear();
+        rows.clear();
+        while records.len() < CHUNK {
+            let mut rec = csv::ByteRecord::new();
+            let more = rdr
+                .read_byte_record(&mut rec)
+                .map_err(|e| read_error(e, ctx.name))?;
+            if !more {
+                done = true;
+                break;
+            }
+            records.push(rec);
+        }
+        for rec in &records {
+            let mut v = [[T::ZERO; D]; 3];
+            for (k, &field) in ctx.cols.idx.iter().enumerate() {
+                v[k / D][k % D] = parse::<T>(rec, field, ctx)?;
+            }
+            rows.push(compute(v[0], v[1], v[2], ctx.args));
+        }
+        if first {
+            w.write_byte_record(ctx.out_header)?;
+            first = false;
+        }
+        for (rec, row) in records.iter().zip(&rows) {
+            let mut out = rec.clone();
+            out.push_field(row.d.write(&mut buf).as_bytes());
+            out.push_field(row.d2.write(&mut buf).as_bytes());
+            for x in row.q {
+                out.push_field(x.write(&mut buf).as_bytes());
+            }
+            out.push_field(row.t.write(&mut buf).as_bytes());
+            if !ctx.args.line {
+                out.push_field(row.region.as_bytes());
+            }
+            w.write_byte_record(&out)?;
+        }
+        if let Some(pos) = records.last().and_then(|r| r.position()) {
+            ctx.progress.set_position(pos.byte());
+        }
+    }
+    Ok(())
+}
+
+fn read_error(e: csv::Error, name: &str) -> anyhow::Error {
+    let line = e.position().map(|p| p.line());
+    match (e.kind(), line) {
+        (
+            csv::ErrorKind::UnequalLengths {
+                expected_len, len, ..
+            },
+            Some(line),
+        ) => {
+            anyhow::anyhow!("{name}: line {line}: {len} fields where the header has {expected_len}")
+        }
+        (csv::ErrorKind::Utf8 { .. }, Some(line)) => {
+            anyhow::anyhow!("{name}: line {line}: invalid UTF-8")
+        }
+        (_, Some(line)) => anyhow::anyhow!("{name}: line {line}: {e}"),
+        _ => anyhow::Error::new(e).context(format!("cannot read {name}")),
+    }
+}
