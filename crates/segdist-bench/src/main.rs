@@ -1,1 +1,35 @@
-fn main() {}
+//! Side-by-side benchmarks: segdist against the textbook loop and its peers
+//! (geo, parry, kurbo), in one run on the same data.
+//!
+//! ```text
+//! cargo run --release -p segdist-bench -- scalar [--quick]
+//! ```
+//!
+//! Every result is one JSON object per line on stdout (`workload`, `impl`,
+//! `n`, `threads`, `ns_per_query`, and for accuracy workloads `max_ulps` and
+//! `median_ulps`); a Markdown summary with ratios goes to stderr. Timings are
+//! the median of interleaved repetitions, so drift on a shared machine hits
+//! every implementation alike.
+
+mod peers;
+mod report;
+mod scalar;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let what: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let mut known = false;
+    if what.is_empty() || what.contains(&"scalar") {
+        scalar::run(quick);
+        known = true;
+    }
+    if !known {
+        eprintln!("usage: segdist-bench [scalar] [--quick]");
+        std::process::exit(2);
+    }
+}

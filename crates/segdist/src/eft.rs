@@ -131,6 +131,24 @@ pub(crate) fn div_dd<A: Arith>(x: Dd, y: Dd) -> Dd {
     Dd::norm(q, q2)
 }
 
+/// `x/y` given `inv = 1/y.hi` (rounded): one division shared by several
+/// quotients with the same divisor (relative error below `2^-100`).
+#[inline(always)]
+pub(crate) fn div_dd_inv<A: Arith>(x: Dd, y: Dd, inv: f64) -> Dd {
+    let q = x.hi * inv;
+    // r = x − q·y: x.hi − p is exact (Sterbenz), the rest is second order.
+    let (p, e) = A::two_prod(q, y.hi);
+    let r = ((x.hi - p) - e) + x.lo - q * y.lo;
+    Dd::norm(q, r * inv)
+}
+
+/// `x + y` for double-doubles of the same sign (relative error below `2^-104`).
+#[inline(always)]
+pub(crate) fn add_dd(x: Dd, y: Dd) -> Dd {
+    let (s, e) = two_sum(x.hi, y.hi);
+    Dd::norm(s, e + (x.lo + y.lo))
+}
+
 /// `sqrt(x)` for a non-negative double-double (relative error below `2^-100`).
 #[inline(always)]
 pub(crate) fn sqrt_dd<A: Arith>(x: Dd) -> Dd {
@@ -141,6 +159,30 @@ pub(crate) fn sqrt_dd<A: Arith>(x: Dd) -> Dd {
     let (p, e) = A::two_prod(r, r);
     let c = ((x.hi - p) - e + x.lo) / (2.0 * r);
     Dd::norm(r, c)
+}
+
+/// `sqrt(x)` rounded to a double (faithfully; correctly but for exact ties)
+/// without a division: `r = sqrt(x.hi)` is moved by one ulp when the residual
+/// `x − r²` says the true root lies beyond the midpoint to a neighbour.
+/// Needs `x.hi >= 2^-900` or `x == 0` (the residual's products stay exact).
+#[inline(always)]
+pub(crate) fn sqrt_dd_rounded<A: Arith>(x: Dd) -> f64 {
+    if x.hi <= 0.0 {
+        return 0.0;
+    }
+    let r = x.hi.sqrt();
+    let (p, e) = A::two_prod(r, r);
+    let res = ((x.hi - p) - e) + x.lo; // x − r², to ~2^-100 relative of x
+                                       // sqrt(x) − r ≈ res/(2r); compare with half the gap to each neighbour.
+    let up = f64::from_bits(r.to_bits() + 1);
+    let down = f64::from_bits(r.to_bits() - 1);
+    if res > (up - r) * r {
+        up
+    } else if res < -(r - down) * r {
+        down
+    } else {
+        r
+    }
 }
 
 /// Dot product of double-double vectors whose component products are exact
@@ -301,7 +343,11 @@ mod tests {
         assert_eq!(ldexp(1.0, -1074), f64::from_bits(1));
         assert_eq!(ldexp(1.0, 1023), 2f64.powi(1023));
         assert_eq!(ldexp(3.0, -1075), f64::from_bits(2)); // 1.5 quanta -> tie to even 2
-        assert_eq!(ldexp(f64::MAX, -2000), 0.0);
+        assert_eq!(
+            ldexp(f64::MAX, -2000),
+            f64::MAX * 2f64.powi(-1000) * 2f64.powi(-1000)
+        );
+        assert_eq!(ldexp(f64::MAX, -2100), 0.0);
         assert_eq!(ldexp(2f64.powi(-1000), 1500), 2f64.powi(500));
     }
 

@@ -24,8 +24,8 @@
 //! [`crate::eft`]).
 
 use crate::eft::{
-    cross_dd, div_dd, dot_dd, exponent, ldexp, ldexp_dd, mul_dd, pow2, sqrt_dd, two_diff, two_sum,
-    Arith, Dd, Dekker,
+    add_dd, cross_dd, div_dd, div_dd_inv, dot_dd, exponent, ldexp, ldexp_dd, mul_dd, pow2, sqrt_dd,
+    sqrt_dd_rounded, two_diff, two_sum, Arith, Dd, Dekker,
 };
 use crate::exact;
 
@@ -157,11 +157,218 @@ fn accurate<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
     b: &[f64; D],
     p: &[f64; D],
 ) -> Raw<D> {
+    let ab = diff(b, a);
+    let ap = diff(p, a);
+    // Non-finite input makes some difference NaN or infinite, which fails
+    // this test; the careful path sorts it out.
+    if hi_in(&ab, DIRECT_LO, DIRECT_HI) & hi_in(&ap, DIRECT_LO, DIRECT_HI) {
+        match direct::<A, D, LINE, FULL>(a, b, p, &ab, &ap) {
+            Direct::Done(r) => return r,
+            Direct::Exact => return exact::project(a, b, p, LINE),
+            Direct::Careful => {}
+        }
+    }
+    careful::<A, D, LINE, FULL>(a, b, p, ab, ap)
+}
+
+/// The narrower window of the direct path: every intermediate of a certified
+/// result then stays far from overflow and underflow, so no exponent needs
+/// to be tracked (see [`direct`]).
+const DIRECT_LO: f64 = p2(-200);
+const DIRECT_HI: f64 = p2(200);
+/// Below this, `t·ab` could underflow: the careful path handles it.
+const T_MIN: f64 = p2(-300);
+/// In 3D a single cross term this small could underflow when squared.
+const C_MIN: f64 = p2(-420);
+
+/// Are the high parts zero or inside `[lo, hi]`? (Low parts only ever enter
+/// plain products, never an exact one, and are below half an ulp of their high
+/// part: they need no check.)
+#[inline(always)]
+fn hi_in<const D: usize>(v: &[Dd; D], lo: f64, hi: f64) -> bool {
+    let mut ok = true;
+    for x in v {
+        let h = x.hi.abs();
+        ok &= (h >= lo) & (h <= hi) | (h == 0.0);
+    }
+    ok
+}
+
+enum Direct<const D: usize> {
+    Done(Raw<D>),
+    /// Not certified: only exact arithmetic can decide.
+    Exact,
+    /// Certified in principle, but an intermediate could leave the normal
+    /// range: redo with exponent tracking.
+    Careful,
+}
+
+/// The common case: every difference component in `[2^-200, 2^200]`.
+///
+/// Products then lie in `[2^-400, 2^400]`; a certified cross term `C` or dot
+/// `N` is at least `2^-42` times its largest product (so `>= 2^-442`), the
+/// distance at least `2^-42·|ap| >= 2^-242`, `t` is checked `>= 2^-300`: every
+/// exact product below is far above `2^-969` (where FMA and Dekker could
+/// differ) and every result is a normal double, so results are read straight
+/// off the double-doubles.
+#[inline(always)]
+fn direct<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
+    a: &[f64; D],
+    b: &[f64; D],
+    p: &[f64; D],
+    ab: &[Dd; D],
+    ap: &[Dd; D],
+) -> Direct<D> {
+    let (l, _) = dot_dd::<A, D>(ab, ab);
+    if l.hi == 0.0 {
+        return Direct::Done(endpoint_direct::<A, D>(ap, *a, 0.0, Region::Start));
+    }
+    let (n, en) = dot_dd::<A, D>(ap, ab);
+    if !LINE {
+        if n.hi < -2.0 * en || (n.hi == 0.0 && en == 0.0) {
+            return Direct::Done(endpoint_direct::<A, D>(ap, *a, 0.0, Region::Start));
+        }
+        if n.hi <= 2.0 * en {
+            return Direct::Exact;
+        }
+        if p == b {
+            return Direct::Done(Raw {
+                point: *b,
+                t: 1.0,
+                d: 0.0,
+                d2: 0.0,
+                region: Region::End,
+            });
+        }
+        // M = bp·ab = N − L, with the error bounds of both.
+        let (s, f) = two_diff(n.hi, l.hi);
+        let m = s + (f + (n.lo - l.lo));
+        let em = 2.0 * (en + l.hi * crate::eft::ERR_DOT);
+        if m >= -em {
+            if m <= em {
+                return Direct::Exact;
+            }
+            let bp = diff(p, b);
+            if !hi_in(&bp, DIRECT_LO, DIRECT_HI) {
+                return Direct::Careful;
+            }
+            return Direct::Done(endpoint_direct::<A, D>(&bp, *b, 1.0, Region::End));
+        }
+    }
+    // Interior (or the line): d² = Σ C_ij² / L.
+    let s = if D == 2 {
+        let (c, ec) = cross_dd::<A>(ab[0], ab[1], ap[0], ap[1]);
+        if c.hi == 0.0 && ec == 0.0 {
+            Dd::ZERO
+        } else if c.hi.abs() < TRUST * ec {
+            return Direct::Exact;
+        } else {
+            mul_dd::<A>(c, c)
+        }
+    } else {
+        let mut sum = Dd::ZERO;
+        let mut err = 0.0;
+        let mut any = false;
+        for i in 0..D {
+            for j in i + 1..D {
+                let (c, ec) = cross_dd::<A>(ab[i], ab[j], ap[i], ap[j]);
+                any |= ec != 0.0;
+                if c.hi != 0.0 && c.hi.abs() < C_MIN {
+                    return Direct::Careful;
+                }
+                sum = add_dd(sum, mul_dd::<A>(c, c));
+                err += (2.0 * c.hi.abs() + ec) * ec;
+            }
+        }
+        if any && err * TRUST > sum.hi {
+            return Direct::Exact;
+        }
+        sum
+    };
+    let inv_l = 1.0 / l.hi;
+    let (d, d2) = if s.hi == 0.0 {
+        (0.0, 0.0)
+    } else {
+        let d2 = div_dd_inv::<A>(s, l, inv_l);
+        (sqrt_dd_rounded::<A>(d2), d2.hi)
+    };
+    if !FULL {
+        return Direct::Done(Raw {
+            point: [0.0; D],
+            t: 0.0,
+            d,
+            d2,
+            region: Region::Interior,
+        });
+    }
+    if n.hi == 0.0 && en == 0.0 {
+        // Line only: N is exactly zero, so t = 0 and q = a.
+        return Direct::Done(Raw {
+            point: *a,
+            t: 0.0,
+            d,
+            d2,
+            region: Region::Interior,
+        });
+    }
+    if n.hi.abs() < TRUST * en {
+        return Direct::Exact;
+    }
+    let t = div_dd_inv::<A>(n, l, inv_l);
+    if t.hi.abs() < T_MIN {
+        return Direct::Careful;
+    }
+    let mut q = [0.0; D];
+    for i in 0..D {
+        let (ph, pl) = A::two_prod(t.hi, ab[i].hi);
+        let pl = pl + (t.hi * ab[i].lo + t.lo * ab[i].hi);
+        let (s, f) = two_sum(a[i], ph);
+        let qi = s + (f + pl);
+        if ph != 0.0 && !((qi.abs() >= CANCEL * ph.abs()) & (qi.abs() >= Q_MIN)) {
+            return Direct::Exact;
+        }
+        q[i] = qi;
+    }
+    Direct::Done(Raw {
+        point: q,
+        t: t.hi,
+        d,
+        d2,
+        region: Region::Interior,
+    })
+}
+
+/// Endpoint distance on the direct path (`v` inside the direct window).
+#[inline(always)]
+fn endpoint_direct<A: Arith, const D: usize>(
+    v: &[Dd; D],
+    q: [f64; D],
+    t: f64,
+    region: Region,
+) -> Raw<D> {
+    let (s, _) = dot_dd::<A, D>(v, v);
+    Raw {
+        point: q,
+        t,
+        d: sqrt_dd_rounded::<A>(s),
+        d2: s.hi,
+        region,
+    }
+}
+
+/// Everything the direct path does not take: wide or mixed magnitudes.
+#[cold]
+#[inline(never)]
+fn careful<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
+    a: &[f64; D],
+    b: &[f64; D],
+    p: &[f64; D],
+    ab: [Dd; D],
+    ap: [Dd; D],
+) -> Raw<D> {
     if !all_finite(a, b, p) {
         return Raw::NAN;
     }
-    let ab = diff(b, a);
-    let ap = diff(p, a);
     let bp = if LINE { [Dd::ZERO; D] } else { diff(p, b) };
     let ok = all_in_window(&ab) & all_in_window(&ap) & all_in_window(&bp);
     let r = if ok {

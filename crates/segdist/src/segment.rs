@@ -19,7 +19,7 @@ use crate::{exact, fast, kernel, Line, Region};
 /// let wall = Segment2::new([1.0, 1.0], [5.0, 2.0]);
 /// let hit = wall.closest_point([3.0, 3.0]);
 /// assert_eq!(hit.region, Region::Interior);
-/// assert_eq!(hit.t, 9.0 / 17.0);
+/// assert_eq!(hit.t, 10.0 / 17.0);
 /// // The seed's example: 36/17 ≈ 2.117647.
 /// assert_eq!(hit.distance_squared, 36.0 / 17.0);
 /// ```

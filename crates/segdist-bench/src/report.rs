@@ -1,0 +1,78 @@
+//! Timing and output helpers shared by every benchmark.
+
+use std::time::Instant;
+
+/// One benchmark result.
+pub struct Record {
+    pub workload: String,
+    pub imp: &'static str,
+    pub n: usize,
+    pub threads: usize,
+    pub ns_per_query: f64,
+    /// Extra `"key":value` pairs, already formatted.
+    pub extra: Vec<(String, String)>,
+}
+
+impl Record {
+    pub fn print(&self) {
+        let mut s = format!(
+            "{{\"workload\":\"{}\",\"impl\":\"{}\",\"n\":{},\"threads\":{},\"ns_per_query\":{:.3}",
+            self.workload, self.imp, self.n, self.threads, self.ns_per_query
+        );
+        for (k, v) in &self.extra {
+            s.push_str(&format!(",\"{k}\":{v}"));
+        }
+        s.push('}');
+        println!("{s}");
+    }
+}
+
+/// Runs every closure `reps` times, interleaved, and returns the median
+/// seconds of each.
+pub fn interleaved(reps: usize, fns: &mut [&mut dyn FnMut()]) -> Vec<f64> {
+    let mut times = vec![Vec::with_capacity(reps); fns.len()];
+    for f in fns.iter_mut() {
+        f(); // warm up
+    }
+    for _ in 0..reps {
+        for (i, f) in fns.iter_mut().enumerate() {
+            let t = Instant::now();
+            f();
+            times[i].push(t.elapsed().as_secs_f64());
+        }
+    }
+    times.into_iter().map(|mut v| median(&mut v)).collect()
+}
+
+pub fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// A Markdown table of ns/query and the ratio to a baseline impl, per
+/// workload, to stderr.
+pub fn markdown(records: &[Record], baseline: &str) {
+    let mut workloads: Vec<&str> = Vec::new();
+    for r in records {
+        if !workloads.contains(&r.workload.as_str()) {
+            workloads.push(&r.workload);
+        }
+    }
+    eprintln!("\n| workload | impl | ns/query | × {baseline} |");
+    eprintln!("|---|---|---:|---:|");
+    for w in workloads {
+        let base = records
+            .iter()
+            .find(|r| r.workload == w && r.imp == baseline)
+            .map(|r| r.ns_per_query);
+        for r in records.iter().filter(|r| r.workload == w) {
+            let ratio = base.map_or("—".to_string(), |b| format!("{:.2}", r.ns_per_query / b));
+            eprintln!("| {} | {} | {:.2} | {} |", w, r.imp, r.ns_per_query, ratio);
+        }
+    }
+}
