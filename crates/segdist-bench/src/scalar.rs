@@ -12,6 +12,13 @@ use crate::peers;
 use crate::report::{interleaved, markdown, Record};
 
 type Pairs<T, const D: usize> = (Vec<[T; D]>, Vec<[T; D]>, Vec<[T; D]>);
+/// A named, timed loop over a workload.
+type Loop<'a> = (&'static str, Box<dyn FnMut() + 'a>);
+/// A named point–segment distance in 2D f64.
+type Impl2<'a> = (
+    &'static str,
+    &'a dyn Fn(&[f64; 2], &[f64; 2], &[f64; 2]) -> f64,
+);
 
 fn uniform<const D: usize>(n: usize, seed: u64) -> Pairs<f64, D> {
     let mut r = ChaCha8Rng::seed_from_u64(seed);
@@ -91,13 +98,7 @@ fn looped<
 }
 
 /// Times the loops, interleaved, and records ns/query for each.
-fn time(
-    workload: &str,
-    n: usize,
-    reps: usize,
-    mut loops: Vec<(&'static str, Box<dyn FnMut() + '_>)>,
-    out: &mut Vec<Record>,
-) {
+fn time(workload: &str, n: usize, reps: usize, mut loops: Vec<Loop<'_>>, out: &mut Vec<Record>) {
     let mut refs: Vec<&mut dyn FnMut()> = loops
         .iter_mut()
         .map(|(_, c)| &mut **c as &mut dyn FnMut())
@@ -156,14 +157,7 @@ fn ulps(x: f64, reference: f64) -> f64 {
 
 /// Error in ulps of each implementation's distance against segdist's
 /// accurate tier (itself within one ulp of the exact value).
-fn accuracy(
-    workload: &str,
-    data: &Pairs<f64, 2>,
-    impls: &[(
-        &'static str,
-        &dyn Fn(&[f64; 2], &[f64; 2], &[f64; 2]) -> f64,
-    )],
-) {
+fn accuracy(workload: &str, data: &Pairs<f64, 2>, impls: &[Impl2<'_>]) {
     let n = data.0.len();
     let reference: Vec<f64> = (0..n)
         .map(|i| Segment::new(data.0[i], data.1[i]).distance(data.2[i]))
@@ -257,10 +251,7 @@ pub fn run(quick: bool) {
     eprintln!("|---|---|---:|---:|");
     let acc = |a: &[f64; 2], b: &[f64; 2], p: &[f64; 2]| Segment::new(*a, *b).distance(*p);
     let fast = |a: &[f64; 2], b: &[f64; 2], p: &[f64; 2]| Segment::new(*a, *b).distance_fast(*p);
-    let impls: [(
-        &'static str,
-        &dyn Fn(&[f64; 2], &[f64; 2], &[f64; 2]) -> f64,
-    ); 6] = [
+    let impls: [Impl2<'_>; 6] = [
         ("segdist-accurate", &acc),
         ("segdist-fast", &fast),
         ("textbook", &peers::textbook::<2, f64>),

@@ -15,7 +15,8 @@ use crate::output::Output;
 ///
 /// Reads a CSV whose header names the columns ax,ay,bx,by,px,py (add
 /// az,bz,pz for 3D; other columns are kept and their order is free) and
-/// writes the same rows followed by the columns d,d2,qx,qy[,qz],t,region.
+/// writes the same rows followed by the columns d,d2,qx,qy,t,region (with qz
+/// after qy in 3D).
 /// Every number is faithfully rounded and printed in the shortest form that
 /// reads back to the same value.
 ///
@@ -123,7 +124,7 @@ fn progress_bar(quiet: bool, len: Option<u64>) -> ProgressBar {
 
 /// Where each coordinate lives in a row.
 struct Columns {
-    /// ax, ay, [az], bx, by, [bz], px, py, [pz] as field indices.
+    /// Field indices of ax, ay, (az,) bx, by, (bz,) px, py (, pz).
     idx: Vec<usize>,
 }
 

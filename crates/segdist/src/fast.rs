@@ -47,7 +47,7 @@ pub(crate) fn segment<T: Scalar, const D: usize>(
     };
     // Finite input gives a non-finite d² only by overflow; only then are the
     // inputs looked at (a well-predicted branch instead of a check per query).
-    if !(d2 < T::INFINITY) && !all_finite(a, b, p) {
+    if !d2.is_finite() && !all_finite(a, b, p) {
         return ([T::NAN; D], T::NAN, T::NAN, Region::Undefined);
     }
     (q, t, d2, region)
@@ -58,11 +58,7 @@ pub(crate) fn segment<T: Scalar, const D: usize>(
 /// that tripled the 3D cost).
 #[inline(always)]
 fn all_finite<T: Scalar, const D: usize>(a: &[T; D], b: &[T; D], p: &[T; D]) -> bool {
-    let mut z = T::ZERO;
-    for i in 0..D {
-        z = z + ((a[i] - a[i]) + (b[i] - b[i]) + (p[i] - p[i]));
-    }
-    z == T::ZERO
+    a.iter().chain(b).chain(p).all(|x| x.is_finite())
 }
 
 /// `(q, t, d²)` of the fast line projection (`t` unclamped).
@@ -89,7 +85,7 @@ pub(crate) fn line<T: Scalar, const D: usize>(
         let v = p[i] - q[i];
         d2 = d2 + v * v;
     }
-    if !(d2 < T::INFINITY) && !all_finite(a, b, p) {
+    if !d2.is_finite() && !all_finite(a, b, p) {
         return ([T::NAN; D], T::NAN, T::NAN);
     }
     (q, t, d2)

@@ -118,7 +118,7 @@ const Q_MIN: f64 = p2(-1010);
 #[inline(always)]
 fn in_window(x: f64) -> bool {
     let m = x.abs();
-    (m >= WIN_LO) & (m <= WIN_HI) | (x == 0.0)
+    (WIN_LO..=WIN_HI).contains(&m) | (x == 0.0)
 }
 
 #[inline(always)]
@@ -703,7 +703,7 @@ fn as_dd<const D: usize>(x: &[f64; D]) -> [Dd; D] {
 /// the left of `a → b`; `|p − a|` when `a == b`. Faithfully rounded.
 pub(crate) fn line_signed(a: &[f64; 2], b: &[f64; 2], p: &[f64; 2]) -> f64 {
     let d = line_distance_only(a, b, p).d;
-    if !(d > 0.0) || a == b {
+    if d.is_nan() || d == 0.0 || a == b {
         return d; // NaN, zero, or the degenerate line (distance to the point)
     }
     let ab = diff(b, a);

@@ -72,8 +72,7 @@
 mod eft;
 mod exact;
 mod fast;
-#[doc(hidden)]
-pub mod kernel;
+mod kernel;
 mod line;
 mod plane;
 mod scalar;
@@ -84,3 +83,10 @@ pub use line::{Line, Line2, Line3, LineProjection};
 pub use plane::Plane;
 pub use scalar::Scalar;
 pub use segment::{Projection, Segment, Segment2, Segment3};
+
+/// Hooks for segdist's own tests (the portable and dispatched builds of the
+/// kernel, compared bit for bit). Not part of the API.
+#[doc(hidden)]
+pub mod __testing {
+    pub use crate::kernel::{segment_dispatched, segment_portable};
+}

@@ -46,8 +46,6 @@ pub trait Scalar:
     const ONE: Self;
     /// A quiet NaN.
     const NAN: Self;
-    /// Positive infinity.
-    const INFINITY: Self;
     /// Widens exactly to `f64`.
     fn to_f64(self) -> f64;
     /// Rounds an `f64` to the nearest value of this type.
@@ -68,7 +66,6 @@ macro_rules! impl_scalar {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
             const NAN: Self = <$t>::NAN;
-            const INFINITY: Self = <$t>::INFINITY;
             #[inline(always)]
             fn to_f64(self) -> f64 {
                 self as f64

@@ -272,7 +272,7 @@ impl<T: Scalar, const D: usize> Segment<T, D> {
         let () = Dim::<D>::CHECK;
         let (a, b, p, r) = (widen(&self.a), widen(&self.b), widen(&center), r.to_f64());
         let proj = kernel::segment(&a, &b, &p);
-        if !(proj.d < r) {
+        if proj.d.is_nan() || proj.d >= r || r.is_nan() {
             return None;
         }
         let mut v = [0.0; D];
@@ -353,7 +353,7 @@ fn fallback_normal<const D: usize>(a: &[f64; D], b: &[f64; D]) -> [f64; D] {
 /// Exact `dist(p, [a, b])² <= r²`, decided in floating point with a margin
 /// and in integers when too close to call.
 fn within<const D: usize>(a: &[f64; D], b: &[f64; D], p: &[f64; D], r: f64) -> bool {
-    if !(r >= 0.0) || !r.is_finite() {
+    if r.is_nan() || r < 0.0 || r.is_infinite() {
         return false;
     }
     let d2 = kernel::segment_distance(a, b, p).d2;

@@ -67,15 +67,11 @@ fn check_segment<T: Scalar + F, const D: usize>(
         }
     }
     match ex.region {
-        Region::Start => {
-            if r.point != a || r.t != T::ZERO {
-                return Err(format!("start vertex not bit-exact: {}", ctx()));
-            }
+        Region::Start if r.point != a || r.t != T::ZERO => {
+            return Err(format!("start vertex not bit-exact: {}", ctx()));
         }
-        Region::End => {
-            if r.point != b || r.t != T::ONE {
-                return Err(format!("end vertex not bit-exact: {}", ctx()));
-            }
+        Region::End if r.point != b || r.t != T::ONE => {
+            return Err(format!("end vertex not bit-exact: {}", ctx()));
         }
         _ => {}
     }

@@ -76,7 +76,7 @@ fn fast_tier_nan_in_nan_out() {
 
 #[test]
 fn fma_and_portable_builds_are_bit_identical() {
-    use segdist::kernel::{segment_dispatched, segment_portable};
+    use segdist::__testing::{segment_dispatched, segment_portable};
     let bits2 = |r: ([f64; 2], f64, f64, f64, Region)| {
         (
             r.0.map(f64::to_bits),

@@ -85,7 +85,7 @@ impl F for f64 {
         f64::from_bits(if self > 0.0 { b + 1 } else { b - 1 })
     }
     fn next_down(self) -> Self {
-        -(-self).next_up()
+        -F::next_up(-self)
     }
     fn is_inf(self) -> bool {
         self.is_infinite()
@@ -110,7 +110,7 @@ impl F for f32 {
         f32::from_bits(if self > 0.0 { b + 1 } else { b - 1 })
     }
     fn next_down(self) -> Self {
-        -(-self).next_up()
+        -F::next_up(-self)
     }
     fn is_inf(self) -> bool {
         self.is_infinite()
