@@ -311,12 +311,15 @@ fn direct<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
             region: Region::Interior,
         });
     }
+    // From here on the distance is settled: if t or q cannot be certified,
+    // only they come from the exact path, so `distance()` and
+    // `closest_point().distance` always agree bit for bit.
     if n.hi.abs() < TRUST * en {
-        return Direct::Exact;
+        return Direct::Done(exact_t_q(a, b, p, LINE, d, d2));
     }
     let t = div_dd_inv::<A>(n, l, inv_l);
     if t.hi.abs() < T_MIN {
-        return Direct::Careful;
+        return Direct::Done(exact_t_q(a, b, p, LINE, d, d2));
     }
     let mut q = [0.0; D];
     for i in 0..D {
@@ -325,7 +328,7 @@ fn direct<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
         let (s, f) = two_sum(a[i], ph);
         let qi = s + (f + pl);
         if ph != 0.0 && !((qi.abs() >= CANCEL * ph.abs()) & (qi.abs() >= Q_MIN)) {
-            return Direct::Exact;
+            return Direct::Done(exact_t_q(a, b, p, LINE, d, d2));
         }
         q[i] = qi;
     }
@@ -336,6 +339,21 @@ fn direct<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
         d2,
         region: Region::Interior,
     })
+}
+
+/// `t` and `q` from the exact path, the (already faithful) distance kept.
+#[cold]
+#[inline(never)]
+fn exact_t_q<const D: usize>(
+    a: &[f64; D],
+    b: &[f64; D],
+    p: &[f64; D],
+    line: bool,
+    d: f64,
+    d2: f64,
+) -> Raw<D> {
+    let r = exact::project(a, b, p, line);
+    Raw { d, d2, ..r }
 }
 
 /// Endpoint distance on the direct path (`v` inside the direct window).
@@ -372,9 +390,9 @@ fn careful<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
     let bp = if LINE { [Dd::ZERO; D] } else { diff(p, b) };
     let ok = all_in_window(&ab) & all_in_window(&ap) & all_in_window(&bp);
     let r = if ok {
-        core::<A, D, LINE, FULL>(a, b, &ab, &ap, &bp, 0)
+        core::<A, D, LINE, FULL>(a, b, p, &ab, &ap, &bp, 0)
     } else {
-        rescaled::<A, D, LINE, FULL>(a, b, ab, ap, bp)
+        rescaled::<A, D, LINE, FULL>(a, b, p, ab, ap, bp)
     };
     match r {
         Some(r) => r,
@@ -389,6 +407,7 @@ fn careful<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
 fn rescaled<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
     a: &[f64; D],
     b: &[f64; D],
+    p: &[f64; D],
     mut ab: [Dd; D],
     mut ap: [Dd; D],
     mut bp: [Dd; D],
@@ -413,7 +432,7 @@ fn rescaled<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
     if !ok {
         return None;
     }
-    core::<A, D, LINE, FULL>(a, b, &ab, &ap, &bp, k)
+    core::<A, D, LINE, FULL>(a, b, p, &ab, &ap, &bp, k)
 }
 
 /// `v → v·2^-e` with `e` the exponent of its largest component, small
@@ -538,6 +557,7 @@ fn line_distance<A: Arith, const D: usize>(
 fn core<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
     a: &[f64; D],
     b: &[f64; D],
+    p: &[f64; D],
     ab: &[Dd; D],
     ap: &[Dd; D],
     bp: &[Dd; D],
@@ -592,7 +612,7 @@ fn core<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
         });
     }
     if n.hi.abs() < TRUST * en {
-        return None;
+        return Some(exact_t_q(a, b, p, LINE, d, d2));
     }
     // t = N/L = (N'/L')·2^te
     let ne = exponent(n.hi);
@@ -609,7 +629,7 @@ fn core<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
         let (s, f) = two_sum(a[i], pu);
         let qi = s + (f + eu);
         if pu != 0.0 && !((qi.abs() >= CANCEL * pu.abs()) & (qi.abs() >= Q_MIN)) {
-            return None;
+            return Some(exact_t_q(a, b, p, LINE, d, d2));
         }
         q[i] = qi;
     }

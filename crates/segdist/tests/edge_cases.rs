@@ -358,3 +358,23 @@ fn degenerate_planes_are_rejected() {
         .signed_distance([f64::NAN, 0.0, 0.0])
         .is_nan());
 }
+
+#[test]
+fn distance_agrees_with_closest_point_when_t_needs_the_exact_path() {
+    // Found by proptest: q's cancellation sends t and q to the exact path;
+    // the distance must stay the one distance() returns.
+    let (a, b, p): ([f64; 3], [f64; 3], [f64; 3]) = (
+        [0.0, -2.1621322282710016e77, 0.0],
+        [-375.4397014075493, 0.0, -3.0],
+        [583.3382453616524, 0.0, -3.0],
+    );
+    let s = Segment3::new(a, b);
+    let r = s.closest_point(p);
+    assert_eq!(r.distance.to_bits(), s.distance(p).to_bits());
+    assert_eq!(
+        r.distance_squared.to_bits(),
+        s.distance_squared(p).to_bits()
+    );
+    let ex = exact(a, b, p, false);
+    assert!(faithful_sqrt(r.distance, &ex.d2) && faithful(r.t, &ex.t));
+}
