@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p segdist-bench -- scalar [--quick]
+//! cargo run --release -p segdist-bench -- batch [--quick]
 //! ```
 //!
 //! Every result is one JSON object per line on stdout (`workload`, `impl`,
@@ -11,6 +12,7 @@
 //! the median of interleaved repetitions, so drift on a shared machine hits
 //! every implementation alike.
 
+mod batch;
 mod peers;
 mod report;
 mod scalar;
@@ -18,18 +20,18 @@ mod scalar;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
-    let what: Vec<&str> = args
-        .iter()
-        .map(String::as_str)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
+    let what: Vec<&str> = args.iter().map(String::as_str).filter(|a| !a.starts_with("--")).collect();
     let mut known = false;
     if what.is_empty() || what.contains(&"scalar") {
         scalar::run(quick);
         known = true;
     }
+    if what.is_empty() || what.contains(&"batch") {
+        batch::run(quick);
+        known = true;
+    }
     if !known {
-        eprintln!("usage: segdist-bench [scalar] [--quick]");
+        eprintln!("usage: segdist-bench [scalar] [batch] [--quick]");
         std::process::exit(2);
     }
 }

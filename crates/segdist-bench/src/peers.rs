@@ -63,10 +63,7 @@ impl Sqrt for f32 {
 /// geo 0.33: `Euclidean.distance(&Point, &Line)`.
 #[inline(always)]
 pub fn geo(a: &[f64; 2], b: &[f64; 2], p: &[f64; 2]) -> f64 {
-    let line = geo::Line::new(
-        geo::coord! { x: a[0], y: a[1] },
-        geo::coord! { x: b[0], y: b[1] },
-    );
+    let line = geo::Line::new(geo::coord! { x: a[0], y: a[1] }, geo::coord! { x: b[0], y: b[1] });
     Euclidean.distance(&geo::Point::new(p[0], p[1]), &line)
 }
 
@@ -82,10 +79,7 @@ pub fn parry2(a: &[f64; 2], b: &[f64; 2], p: &[f64; 2]) -> f64 {
 #[inline(always)]
 pub fn parry3(a: &[f64; 3], b: &[f64; 3], p: &[f64; 3]) -> f64 {
     use parry3d_f64::math::Vector;
-    let s = parry3d_f64::shape::Segment::new(
-        Vector::new(a[0], a[1], a[2]),
-        Vector::new(b[0], b[1], b[2]),
-    );
+    let s = parry3d_f64::shape::Segment::new(Vector::new(a[0], a[1], a[2]), Vector::new(b[0], b[1], b[2]));
     s.distance_to_local_point(Vector::new(p[0], p[1], p[2]), true)
 }
 
@@ -93,7 +87,5 @@ pub fn parry3(a: &[f64; 3], b: &[f64; 3], p: &[f64; 3]) -> f64 {
 #[inline(always)]
 pub fn kurbo(a: &[f64; 2], b: &[f64; 2], p: &[f64; 2]) -> f64 {
     let line = kurbo::Line::new((a[0], a[1]), (b[0], b[1]));
-    line.nearest(kurbo::Point::new(p[0], p[1]), 1e-9)
-        .distance_sq
-        .sqrt()
+    line.nearest(kurbo::Point::new(p[0], p[1]), 1e-9).distance_sq.sqrt()
 }

@@ -66,10 +66,7 @@ pub fn markdown(records: &[Record], baseline: &str) {
     eprintln!("\n| workload | impl | ns/query | × {baseline} |");
     eprintln!("|---|---|---:|---:|");
     for w in workloads {
-        let base = records
-            .iter()
-            .find(|r| r.workload == w && r.imp == baseline)
-            .map(|r| r.ns_per_query);
+        let base = records.iter().find(|r| r.workload == w && r.imp == baseline).map(|r| r.ns_per_query);
         for r in records.iter().filter(|r| r.workload == w) {
             let ratio = base.map_or("—".to_string(), |b| format!("{:.2}", r.ns_per_query / b));
             eprintln!("| {} | {} | {:.2} | {} |", w, r.imp, r.ns_per_query, ratio);

@@ -15,18 +15,11 @@ type Pairs<T, const D: usize> = (Vec<[T; D]>, Vec<[T; D]>, Vec<[T; D]>);
 /// A named, timed loop over a workload.
 type Loop<'a> = (&'static str, Box<dyn FnMut() + 'a>);
 /// A named point–segment distance in 2D f64.
-type Impl2<'a> = (
-    &'static str,
-    &'a dyn Fn(&[f64; 2], &[f64; 2], &[f64; 2]) -> f64,
-);
+type Impl2<'a> = (&'static str, &'a dyn Fn(&[f64; 2], &[f64; 2], &[f64; 2]) -> f64);
 
 fn uniform<const D: usize>(n: usize, seed: u64) -> Pairs<f64, D> {
     let mut r = ChaCha8Rng::seed_from_u64(seed);
-    let mut v = || -> Vec<[f64; D]> {
-        (0..n)
-            .map(|_| std::array::from_fn(|_| r.gen::<f64>()))
-            .collect()
-    };
+    let mut v = || -> Vec<[f64; D]> { (0..n).map(|_| std::array::from_fn(|_| r.gen::<f64>())).collect() };
     (v(), v(), v())
 }
 
@@ -39,14 +32,8 @@ fn utm(n: usize, seed: u64) -> Pairs<f64, 2> {
     for _ in 0..n {
         let x: [f64; 2] = [r.gen_range(1e6..1e7), r.gen_range(1e6..1e7)];
         a.push(x);
-        b.push([
-            x[0] + r.gen_range(-10.0..10.0),
-            x[1] + r.gen_range(-10.0..10.0),
-        ]);
-        p.push([
-            x[0] + r.gen_range(-100.0..100.0),
-            x[1] + r.gen_range(-100.0..100.0),
-        ]);
+        b.push([x[0] + r.gen_range(-10.0..10.0), x[1] + r.gen_range(-10.0..10.0)]);
+        p.push([x[0] + r.gen_range(-100.0..100.0), x[1] + r.gen_range(-100.0..100.0)]);
     }
     (a, b, p)
 }
@@ -78,12 +65,7 @@ fn to_f32<const D: usize>(x: &[[f64; D]]) -> Vec<[f32; D]> {
 
 /// A timed loop over all pairs for one implementation, monomorphised so the
 /// kernel inlines into the loop as it would in a caller's code.
-fn looped<
-    'a,
-    T: Copy + Default + 'a,
-    const D: usize,
-    F: Fn(&[T; D], &[T; D], &[T; D]) -> T + 'a,
->(
+fn looped<'a, T: Copy + Default + 'a, const D: usize, F: Fn(&[T; D], &[T; D], &[T; D]) -> T + 'a>(
     data: &'a Pairs<T, D>,
     f: F,
 ) -> Box<dyn FnMut() + 'a> {
@@ -99,10 +81,7 @@ fn looped<
 
 /// Times the loops, interleaved, and records ns/query for each.
 fn time(workload: &str, n: usize, reps: usize, mut loops: Vec<Loop<'_>>, out: &mut Vec<Record>) {
-    let mut refs: Vec<&mut dyn FnMut()> = loops
-        .iter_mut()
-        .map(|(_, c)| &mut **c as &mut dyn FnMut())
-        .collect();
+    let mut refs: Vec<&mut dyn FnMut()> = loops.iter_mut().map(|(_, c)| &mut **c as &mut dyn FnMut()).collect();
     let secs = interleaved(reps, &mut refs);
     for ((name, _), s) in loops.iter().zip(secs) {
         let r = Record {
@@ -124,22 +103,13 @@ macro_rules! segdist_loops {
         vec![
             (
                 "segdist-accurate",
-                looped($data, |a: &[$t; $d], b: &[$t; $d], p: &[$t; $d]| {
-                    Segment::new(*a, *b).distance(*p)
-                }),
+                looped($data, |a: &[$t; $d], b: &[$t; $d], p: &[$t; $d]| Segment::new(*a, *b).distance(*p)),
             ),
             (
                 "segdist-fast",
-                looped($data, |a: &[$t; $d], b: &[$t; $d], p: &[$t; $d]| {
-                    Segment::new(*a, *b).distance_fast(*p)
-                }),
+                looped($data, |a: &[$t; $d], b: &[$t; $d], p: &[$t; $d]| Segment::new(*a, *b).distance_fast(*p)),
             ),
-            (
-                "textbook",
-                looped($data, |a: &[$t; $d], b: &[$t; $d], p: &[$t; $d]| {
-                    peers::textbook(a, b, p)
-                }),
-            ),
+            ("textbook", looped($data, |a: &[$t; $d], b: &[$t; $d], p: &[$t; $d]| peers::textbook(a, b, p))),
         ]
     };
 }
@@ -159,13 +129,9 @@ fn ulps(x: f64, reference: f64) -> f64 {
 /// accurate tier (itself within one ulp of the exact value).
 fn accuracy(workload: &str, data: &Pairs<f64, 2>, impls: &[Impl2<'_>]) {
     let n = data.0.len();
-    let reference: Vec<f64> = (0..n)
-        .map(|i| Segment::new(data.0[i], data.1[i]).distance(data.2[i]))
-        .collect();
+    let reference: Vec<f64> = (0..n).map(|i| Segment::new(data.0[i], data.1[i]).distance(data.2[i])).collect();
     for (name, f) in impls {
-        let mut errs: Vec<f64> = (0..n)
-            .map(|i| ulps(f(&data.0[i], &data.1[i], &data.2[i]), reference[i]))
-            .collect();
+        let mut errs: Vec<f64> = (0..n).map(|i| ulps(f(&data.0[i], &data.1[i], &data.2[i]), reference[i])).collect();
         errs.sort_by(f64::total_cmp);
         let max = errs[n - 1];
         let med = errs[n / 2];
@@ -182,10 +148,7 @@ fn accuracy(workload: &str, data: &Pairs<f64, 2>, impls: &[Impl2<'_>]) {
             n,
             threads: 1,
             ns_per_query: f64::NAN,
-            extra: vec![
-                ("max_ulps".into(), fmt(max)),
-                ("median_ulps".into(), fmt(med)),
-            ],
+            extra: vec![("max_ulps".into(), fmt(max)), ("median_ulps".into(), fmt(med))],
         }
         .print_accuracy();
         eprintln!("| {workload} | {name} | {} | {} |", fmt(med), fmt(max));
@@ -211,10 +174,7 @@ pub fn run(quick: bool) {
     let reps = if quick { 5 } else { 15 };
     let mut rec = Vec::new();
 
-    for (workload, data) in [
-        ("pairs_2d_f64", uniform::<2>(n, 1)),
-        ("pairs_2d_f64_utm", utm(n, 2)),
-    ] {
+    for (workload, data) in [("pairs_2d_f64", uniform::<2>(n, 1)), ("pairs_2d_f64_utm", utm(n, 2))] {
         let mut loops = segdist_loops!(&data, f64, 2);
         loops.push(("geo", looped(&data, peers::geo)));
         loops.push(("parry", looped(&data, peers::parry2)));
@@ -228,22 +188,10 @@ pub fn run(quick: bool) {
 
     let u2 = uniform::<2>(n, 4);
     let data = (to_f32(&u2.0), to_f32(&u2.1), to_f32(&u2.2));
-    time(
-        "pairs_2d_f32",
-        n,
-        reps,
-        segdist_loops!(&data, f32, 2),
-        &mut rec,
-    );
+    time("pairs_2d_f32", n, reps, segdist_loops!(&data, f32, 2), &mut rec);
     let u3 = uniform::<3>(n, 5);
     let data = (to_f32(&u3.0), to_f32(&u3.1), to_f32(&u3.2));
-    time(
-        "pairs_3d_f32",
-        n,
-        reps,
-        segdist_loops!(&data, f32, 3),
-        &mut rec,
-    );
+    time("pairs_3d_f32", n, reps, segdist_loops!(&data, f32, 3), &mut rec);
 
     markdown(&rec, "textbook");
 

@@ -11,47 +11,28 @@ use anyhow::{Context, Result};
 /// error), the temporary file is removed, so no half-written output is left.
 pub enum Output {
     Stdout(BufWriter<io::Stdout>),
-    File {
-        tmp: PathBuf,
-        dest: PathBuf,
-        w: Option<BufWriter<File>>,
-    },
+    File { tmp: PathBuf, dest: PathBuf, w: Option<BufWriter<File>> },
 }
 
 impl Output {
     pub fn open(dest: Option<&Path>) -> Result<Output> {
         let Some(dest) = dest else {
-            return Ok(Output::Stdout(BufWriter::with_capacity(
-                1 << 16,
-                io::stdout(),
-            )));
+            return Ok(Output::Stdout(BufWriter::with_capacity(1 << 16, io::stdout())));
         };
-        let name = dest
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let tmp = dest.with_file_name(format!(".{name}.segdist-{}.tmp", std::process::id()));
         let f = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-        Ok(Output::File {
-            tmp,
-            dest: dest.to_path_buf(),
-            w: Some(BufWriter::with_capacity(1 << 16, f)),
-        })
+        Ok(Output::File { tmp, dest: dest.to_path_buf(), w: Some(BufWriter::with_capacity(1 << 16, f)) })
     }
 
     pub fn finish(mut self) -> Result<()> {
         match &mut self {
             Output::Stdout(w) => w.flush()?,
             Output::File { tmp, dest, w } => {
-                let f = w
-                    .take()
-                    .expect("finished once")
-                    .into_inner()
-                    .map_err(|e| e.into_error())?;
+                let f = w.take().expect("finished once").into_inner().map_err(|e| e.into_error())?;
                 f.sync_all()?;
                 drop(f);
-                std::fs::rename(&*tmp, &*dest)
-                    .with_context(|| format!("cannot write {}", dest.display()))?;
+                std::fs::rename(&*tmp, &*dest).with_context(|| format!("cannot write {}", dest.display()))?;
             }
         }
         Ok(())
@@ -83,10 +64,7 @@ impl Write for Output {
 
 impl Drop for Output {
     fn drop(&mut self) {
-        if let Output::File {
-            tmp, w: Some(_), ..
-        } = self
-        {
+        if let Output::File { tmp, w: Some(_), .. } = self {
             let _ = std::fs::remove_file(tmp);
         }
     }

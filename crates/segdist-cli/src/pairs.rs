@@ -62,14 +62,8 @@ pub fn run(args: &PairsArgs) -> Result<()> {
         }
         _ => ("<stdin>".to_string(), Box::new(io::stdin().lock()), None),
     };
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(false)
-        .from_reader(reader);
-    let header = rdr
-        .byte_headers()
-        .with_context(|| format!("{name}: cannot read the header"))?
-        .clone();
+    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(reader);
+    let header = rdr.byte_headers().with_context(|| format!("{name}: cannot read the header"))?.clone();
     let cols = Columns::find(&header, &name)?;
     let progress = progress_bar(args.quiet, len);
     let mut out = Output::open(args.out.as_deref())?;
@@ -85,14 +79,7 @@ pub fn run(args: &PairsArgs) -> Result<()> {
     if !args.line {
         head.push_field(b"region");
     }
-    let ctx = Ctx {
-        name: &name,
-        cols: &cols,
-        header: &header,
-        out_header: &head,
-        args,
-        progress: &progress,
-    };
+    let ctx = Ctx { name: &name, cols: &cols, header: &header, out_header: &head, args, progress: &progress };
     match (cols.three_d(), args.f32) {
         (false, false) => process::<f64, 2>(&mut rdr, &mut w, &ctx)?,
         (true, false) => process::<f64, 3>(&mut rdr, &mut w, &ctx)?,
@@ -111,10 +98,8 @@ fn progress_bar(quiet: bool, len: Option<u64>) -> ProgressBar {
         Some(len) if !quiet && io::stderr().is_terminal() && len > (8 << 20) => {
             let pb = ProgressBar::new(len);
             pb.set_style(
-                ProgressStyle::with_template(
-                    "{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
-                )
-                .expect("valid template"),
+                ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}")
+                    .expect("valid template"),
             );
             pb
         }
@@ -140,19 +125,10 @@ impl Columns {
         };
         let missing: Vec<&str> = want.iter().copied().filter(|c| pos(c).is_none()).collect();
         if !missing.is_empty() {
-            let hint = if three_d {
-                " (a 3D input needs az, bz and pz)"
-            } else {
-                ""
-            };
-            bail!(
-                "{name}: line 1: missing column(s) {}{hint}",
-                missing.join(", ")
-            );
+            let hint = if three_d { " (a 3D input needs az, bz and pz)" } else { "" };
+            bail!("{name}: line 1: missing column(s) {}{hint}", missing.join(", "));
         }
-        Ok(Columns {
-            idx: want.iter().map(|c| pos(c).expect("checked")).collect(),
-        })
+        Ok(Columns { idx: want.iter().map(|c| pos(c).expect("checked")).collect() })
     }
 
     fn three_d(&self) -> bool {
@@ -210,11 +186,7 @@ fn parse<T: CliFloat>(rec: &csv::ByteRecord, field: usize, ctx: &Ctx) -> Result<
         } else {
             "is not a finite number".to_string()
         };
-        bail!(
-            "{}: line {line}, column {} ({col}): {text:?} {why}",
-            ctx.name,
-            field + 1
-        );
+        bail!("{}: line {line}, column {} ({col}): {text:?} {why}", ctx.name, field + 1);
     }
     Ok(v)
 }
@@ -228,40 +200,15 @@ struct Row<T, const D: usize> {
     region: &'static str,
 }
 
-fn compute<T: Scalar, const D: usize>(
-    a: [T; D],
-    b: [T; D],
-    p: [T; D],
-    args: &PairsArgs,
-) -> Row<T, D> {
+fn compute<T: Scalar, const D: usize>(a: [T; D], b: [T; D], p: [T; D], args: &PairsArgs) -> Row<T, D> {
     if args.line {
         let l = Line::new(a, b);
-        let r = if args.fast {
-            l.closest_point_fast(p)
-        } else {
-            l.closest_point(p)
-        };
-        Row {
-            d: r.distance,
-            d2: r.distance_squared,
-            q: r.point,
-            t: r.t,
-            region: "",
-        }
+        let r = if args.fast { l.closest_point_fast(p) } else { l.closest_point(p) };
+        Row { d: r.distance, d2: r.distance_squared, q: r.point, t: r.t, region: "" }
     } else {
         let s = Segment::new(a, b);
-        let r = if args.fast {
-            s.closest_point_fast(p)
-        } else {
-            s.closest_point(p)
-        };
-        Row {
-            d: r.distance,
-            d2: r.distance_squared,
-            q: r.point,
-            t: r.t,
-            region: r.region.as_str(),
-        }
+        let r = if args.fast { s.closest_point_fast(p) } else { s.closest_point(p) };
+        Row { d: r.distance, d2: r.distance_squared, q: r.point, t: r.t, region: r.region.as_str() }
     }
 }
 
@@ -280,9 +227,7 @@ fn process<T: CliFloat, const D: usize>(
         rows.clear();
         while records.len() < CHUNK {
             let mut rec = csv::ByteRecord::new();
-            let more = rdr
-                .read_byte_record(&mut rec)
-                .map_err(|e| read_error(e, ctx.name))?;
+            let more = rdr.read_byte_record(&mut rec).map_err(|e| read_error(e, ctx.name))?;
             if !more {
                 done = true;
                 break;
@@ -323,12 +268,7 @@ fn process<T: CliFloat, const D: usize>(
 fn read_error(e: csv::Error, name: &str) -> anyhow::Error {
     let line = e.position().map(|p| p.line());
     match (e.kind(), line) {
-        (
-            csv::ErrorKind::UnequalLengths {
-                expected_len, len, ..
-            },
-            Some(line),
-        ) => {
+        (csv::ErrorKind::UnequalLengths { expected_len, len, .. }, Some(line)) => {
             anyhow::anyhow!("{name}: line {line}: {len} fields where the header has {expected_len}")
         }
         (csv::ErrorKind::Utf8 { .. }, Some(line)) => {

@@ -11,11 +11,7 @@ fn root() -> PathBuf {
 
 fn segdist(args: &[&str], stdin: Option<&str>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_segdist"));
-    cmd.args(args)
-        .current_dir(root())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(args).current_dir(root()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("segdist runs");
     if let Some(s) = stdin {
         child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
@@ -74,11 +70,7 @@ fn output_reads_back_to_the_library_result_bit_for_bit() {
         let r = s.closest_point([n(5), n(6)]);
         assert_eq!(n(7).to_bits(), r.distance.to_bits(), "{line}");
         assert_eq!(n(8).to_bits(), r.distance_squared.to_bits(), "{line}");
-        assert_eq!(
-            [n(9).to_bits(), n(10).to_bits()],
-            r.point.map(f64::to_bits),
-            "{line}"
-        );
+        assert_eq!([n(9).to_bits(), n(10).to_bits()], r.point.map(f64::to_bits), "{line}");
         assert_eq!(n(11).to_bits(), r.t.to_bits(), "{line}");
         assert_eq!(f[12], r.region.as_str());
     }
@@ -90,10 +82,7 @@ fn assert_error(args: &[&str], stdin: Option<&str>, needle: &str) {
     let err = stderr(&o);
     assert!(err.contains(needle), "expected {needle:?} in {err:?}");
     assert_eq!(err.lines().count(), 1, "one error line: {err:?}");
-    assert!(
-        o.stdout.is_empty(),
-        "nothing on stdout after an error in the first rows"
-    );
+    assert!(o.stdout.is_empty(), "nothing on stdout after an error in the first rows");
 }
 
 #[test]
@@ -112,20 +101,12 @@ fn nan_coordinate_is_rejected() {
         Some("ax,ay,bx,by,px,py\nNaN,0,1,1,2,2\n"),
         "line 2, column 1 (ax): \"NaN\" is not a finite number",
     );
-    assert_error(
-        &["pairs"],
-        Some("ax,ay,bx,by,px,py\n0,inf,1,1,2,2\n"),
-        "column 2 (ay)",
-    );
+    assert_error(&["pairs"], Some("ax,ay,bx,by,px,py\n0,inf,1,1,2,2\n"), "column 2 (ay)");
 }
 
 #[test]
 fn missing_column_is_named() {
-    assert_error(
-        &["pairs"],
-        Some("ax,ay,bx,by,px\n0,0,1,1,2\n"),
-        "line 1: missing column(s) py",
-    );
+    assert_error(&["pairs"], Some("ax,ay,bx,by,px\n0,0,1,1,2\n"), "line 1: missing column(s) py");
     assert_error(
         &["pairs"],
         Some("ax,ay,az,bx,by,px,py\n0,0,0,1,1,2,2\n"),
@@ -135,29 +116,17 @@ fn missing_column_is_named() {
 
 #[test]
 fn ragged_row_is_reported() {
-    assert_error(
-        &["pairs"],
-        Some("ax,ay,bx,by,px,py\n0,0,1,1,2\n"),
-        "line 2: 5 fields where the header has 6",
-    );
+    assert_error(&["pairs"], Some("ax,ay,bx,by,px,py\n0,0,1,1,2\n"), "line 2: 5 fields where the header has 6");
 }
 
 #[test]
 fn missing_file_is_reported() {
-    assert_error(
-        &["pairs", "no/such/file.csv"],
-        None,
-        "cannot open no/such/file.csv",
-    );
+    assert_error(&["pairs", "no/such/file.csv"], None, "cannot open no/such/file.csv");
 }
 
 #[test]
 fn f32_overflow_is_reported() {
-    assert_error(
-        &["pairs", "--f32"],
-        Some("ax,ay,bx,by,px,py\n1e39,0,1,1,2,2\n"),
-        "\"1e39\" is out of the f32 range",
-    );
+    assert_error(&["pairs", "--f32"], Some("ax,ay,bx,by,px,py\n1e39,0,1,1,2,2\n"), "\"1e39\" is out of the f32 range");
 }
 
 #[test]
@@ -176,15 +145,7 @@ fn no_output_file_is_left_on_error() {
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
     assert!(left.is_empty(), "files left behind: {left:?}");
     // And a good run writes the whole file.
-    let o = segdist(
-        &[
-            "pairs",
-            "--out",
-            out.to_str().unwrap(),
-            "examples/pairs.csv",
-        ],
-        None,
-    );
+    let o = segdist(&["pairs", "--out", out.to_str().unwrap(), "examples/pairs.csv"], None);
     assert!(o.status.success());
     assert_eq!(std::fs::read_to_string(&out).unwrap(), golden("pairs.csv"));
     std::fs::remove_dir_all(&dir).unwrap();
@@ -210,23 +171,10 @@ fn broken_pipe_exits_quietly() {
         env!("CARGO_BIN_EXE_segdist"),
         input.display()
     );
-    let o = Command::new("bash")
-        .arg("-c")
-        .arg(&script)
-        .output()
-        .unwrap();
+    let o = Command::new("bash").arg("-c").arg(&script).output().unwrap();
     std::fs::remove_file(&input).unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&o.stdout).trim(),
-        "0",
-        "stderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(
-        o.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "0", "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 #[test]

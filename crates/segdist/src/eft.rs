@@ -309,15 +309,7 @@ mod tests {
 
     #[test]
     fn fma_and_dekker_products_agree() {
-        let xs = [
-            1.0,
-            0.1,
-            3.0e100,
-            -7.3e-200,
-            123456789.123,
-            2.0f64.powi(-480),
-            2.0f64.powi(499),
-        ];
+        let xs = [1.0, 0.1, 3.0e100, -7.3e-200, 123456789.123, 2.0f64.powi(-480), 2.0f64.powi(499)];
         for &a in &xs {
             for &b in &xs {
                 if (a * b).abs() > 2f64.powi(-960) && (a * b).abs() < 2f64.powi(990) {
@@ -343,10 +335,7 @@ mod tests {
         assert_eq!(ldexp(1.0, -1074), f64::from_bits(1));
         assert_eq!(ldexp(1.0, 1023), 2f64.powi(1023));
         assert_eq!(ldexp(3.0, -1075), f64::from_bits(2)); // 1.5 quanta -> tie to even 2
-        assert_eq!(
-            ldexp(f64::MAX, -2000),
-            f64::MAX * 2f64.powi(-1000) * 2f64.powi(-1000)
-        );
+        assert_eq!(ldexp(f64::MAX, -2000), f64::MAX * 2f64.powi(-1000) * 2f64.powi(-1000));
         assert_eq!(ldexp(f64::MAX, -2100), 0.0);
         assert_eq!(ldexp(2f64.powi(-1000), 1500), 2f64.powi(500));
     }

@@ -23,11 +23,7 @@ fn decompose(x: f64) -> (i64, i32) {
     let bits = x.to_bits();
     let e = ((bits >> 52) & 0x7ff) as i32;
     let m = (bits & ((1u64 << 52) - 1)) as i64;
-    let (m, e) = if e == 0 {
-        (m, -1074)
-    } else {
-        (m | (1i64 << 52), e - 1075)
-    };
+    let (m, e) = if e == 0 { (m, -1074) } else { (m | (1i64 << 52), e - 1075) };
     (if x < 0.0 { -m } else { m }, e)
 }
 
@@ -38,12 +34,7 @@ struct Grid {
 
 impl Grid {
     fn new(xs: impl IntoIterator<Item = f64>) -> Grid {
-        let e = xs
-            .into_iter()
-            .filter(|x| *x != 0.0)
-            .map(|x| decompose(x).1)
-            .min()
-            .unwrap_or(0);
+        let e = xs.into_iter().filter(|x| *x != 0.0).map(|x| decompose(x).1).min().unwrap_or(0);
         Grid { e }
     }
 
@@ -74,11 +65,7 @@ impl Ext {
         let mag = x.magnitude();
         let bits = mag.bits() as i64;
         let shift = bits - 127;
-        let top = if shift > 0 {
-            mag >> (shift as usize)
-        } else {
-            mag << ((-shift) as usize)
-        };
+        let top = if shift > 0 { mag >> (shift as usize) } else { mag << ((-shift) as usize) };
         let digits = top.to_u64_digits();
         let top: u128 = digits[0] as u128 | (digits.get(1).copied().unwrap_or(0) as u128) << 64;
         // top < 2^127 with its leading bit at 126.
@@ -89,10 +76,7 @@ impl Ext {
         if x.sign() == Sign::Minus {
             m = Dd::new(-m.hi, -m.lo);
         }
-        Ext {
-            m,
-            e: shift + 126 + scale,
-        }
+        Ext { m, e: shift + 126 + scale }
     }
 
     fn is_zero(self) -> bool {
@@ -103,25 +87,15 @@ impl Ext {
         if self.is_zero() {
             return Ext::ZERO;
         }
-        Ext {
-            m: div_dd::<Dekker>(self.m, o.m),
-            e: self.e - o.e,
-        }
+        Ext { m: div_dd::<Dekker>(self.m, o.m), e: self.e - o.e }
     }
 
     fn sqrt(self) -> Ext {
         if self.is_zero() {
             return Ext::ZERO;
         }
-        let (m, e) = if self.e % 2 != 0 {
-            (self.m.scale(2.0), self.e - 1)
-        } else {
-            (self.m, self.e)
-        };
-        Ext {
-            m: sqrt_dd::<Dekker>(m),
-            e: e / 2,
-        }
+        let (m, e) = if self.e % 2 != 0 { (self.m.scale(2.0), self.e - 1) } else { (self.m, self.e) };
+        Ext { m: sqrt_dd::<Dekker>(m), e: e / 2 }
     }
 
     fn to_f64(self) -> f64 {
@@ -155,12 +129,7 @@ fn cross_sq<const D: usize>(u: &[BigInt], v: &[BigInt]) -> BigInt {
 /// Exact point–segment (`line == false`) or point–line projection.
 #[cold]
 #[inline(never)]
-pub(crate) fn project<const D: usize>(
-    a: &[f64; D],
-    b: &[f64; D],
-    p: &[f64; D],
-    line: bool,
-) -> Raw<D> {
+pub(crate) fn project<const D: usize>(a: &[f64; D], b: &[f64; D], p: &[f64; D], line: bool) -> Raw<D> {
     let g = Grid::new(a.iter().chain(b).chain(p).copied());
     let ai: Vec<BigInt> = a.iter().map(|&x| g.int(x)).collect();
     let ab: Vec<BigInt> = (0..D).map(|i| g.int(b[i]) - &ai[i]).collect();
@@ -171,13 +140,7 @@ pub(crate) fn project<const D: usize>(
     let n = dot(&ap, &ab);
     let endpoint = |v: &[BigInt], q: [f64; D], t: f64, region: Region| {
         let d2 = Ext::from_big(&sq_norm(v), 2 * e);
-        Raw {
-            point: q,
-            t,
-            d: d2.sqrt().to_f64(),
-            d2: d2.to_f64(),
-            region,
-        }
+        Raw { point: q, t, d: d2.sqrt().to_f64(), d2: d2.to_f64(), region }
     };
     if l.is_zero() || (!line && !n.is_positive()) {
         return endpoint(&ap, *a, 0.0, Region::Start);
@@ -194,13 +157,7 @@ pub(crate) fn project<const D: usize>(
         let num = &ai[i] * &l + &n * &ab[i];
         q[i] = Ext::from_big(&num, e).div(le).to_f64();
     }
-    Raw {
-        point: q,
-        t,
-        d: d2.sqrt().to_f64(),
-        d2: d2.to_f64(),
-        region: Region::Interior,
-    }
+    Raw { point: q, t, d: d2.sqrt().to_f64(), d2: d2.to_f64(), region: Region::Interior }
 }
 
 /// Exact signed distance from `p` to the 2D line through `a`, `b`
@@ -213,9 +170,7 @@ pub(crate) fn signed_distance_line(a: &[f64; 2], b: &[f64; 2], p: &[f64; 2]) -> 
     let ap = [g.int(p[0]) - g.int(a[0]), g.int(p[1]) - g.int(a[1])];
     let c = &ab[0] * &ap[1] - &ab[1] * &ap[0];
     let e = g.e as i64;
-    Ext::from_big(&c, 2 * e)
-        .div(Ext::from_big(&sq_norm(&ab), 2 * e).sqrt())
-        .to_f64()
+    Ext::from_big(&c, 2 * e).div(Ext::from_big(&sq_norm(&ab), 2 * e).sqrt()).to_f64()
 }
 
 /// Exact signed distance `(n·p − offset)/|n|` (`n != 0`).
@@ -241,12 +196,7 @@ pub(crate) fn signed_distance_plane(n: &[f64; 3], offset: f64, p: &[f64; 3]) -> 
 /// Exact test of `dist(p, segment)² <= r²` (`r >= 0`).
 #[cold]
 #[inline(never)]
-pub(crate) fn segment_within<const D: usize>(
-    a: &[f64; D],
-    b: &[f64; D],
-    p: &[f64; D],
-    r: f64,
-) -> bool {
+pub(crate) fn segment_within<const D: usize>(a: &[f64; D], b: &[f64; D], p: &[f64; D], r: f64) -> bool {
     let g = Grid::new(a.iter().chain(b).chain(p).copied().chain([r]));
     let ai: Vec<BigInt> = a.iter().map(|&x| g.int(x)).collect();
     let ab: Vec<BigInt> = (0..D).map(|i| g.int(b[i]) - &ai[i]).collect();

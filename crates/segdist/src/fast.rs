@@ -11,7 +11,20 @@ use crate::Region;
 
 /// `(q, t, d², region)` of the fast segment projection.
 #[inline(always)]
-pub(crate) fn segment<T: Scalar, const D: usize>(
+pub(crate) fn segment<T: Scalar, const D: usize>(a: &[T; D], b: &[T; D], p: &[T; D]) -> ([T; D], T, T, Region) {
+    let r = segment_unchecked(a, b, p);
+    // Finite input gives a non-finite d² only by overflow; only then are the
+    // inputs looked at (a well-predicted branch instead of a check per query).
+    if !r.2.is_finite() && !all_finite(a, b, p) {
+        return ([T::NAN; D], T::NAN, T::NAN, Region::Undefined);
+    }
+    r
+}
+
+/// [`segment`] without the non-finite check: branch-free, so a loop of it
+/// vectorises (the batch layer re-checks non-finite d² afterwards).
+#[inline(always)]
+pub(crate) fn segment_unchecked<T: Scalar, const D: usize>(
     a: &[T; D],
     b: &[T; D],
     p: &[T; D],
@@ -45,11 +58,6 @@ pub(crate) fn segment<T: Scalar, const D: usize>(
     } else {
         Region::Interior
     };
-    // Finite input gives a non-finite d² only by overflow; only then are the
-    // inputs looked at (a well-predicted branch instead of a check per query).
-    if !d2.is_finite() && !all_finite(a, b, p) {
-        return ([T::NAN; D], T::NAN, T::NAN, Region::Undefined);
-    }
     (q, t, d2, region)
 }
 
@@ -63,11 +71,17 @@ fn all_finite<T: Scalar, const D: usize>(a: &[T; D], b: &[T; D], p: &[T; D]) -> 
 
 /// `(q, t, d²)` of the fast line projection (`t` unclamped).
 #[inline(always)]
-pub(crate) fn line<T: Scalar, const D: usize>(
-    a: &[T; D],
-    b: &[T; D],
-    p: &[T; D],
-) -> ([T; D], T, T) {
+pub(crate) fn line<T: Scalar, const D: usize>(a: &[T; D], b: &[T; D], p: &[T; D]) -> ([T; D], T, T) {
+    let r = line_unchecked(a, b, p);
+    if !r.2.is_finite() && !all_finite(a, b, p) {
+        return ([T::NAN; D], T::NAN, T::NAN);
+    }
+    r
+}
+
+/// [`line`] without the non-finite check (see [`segment_unchecked`]).
+#[inline(always)]
+pub(crate) fn line_unchecked<T: Scalar, const D: usize>(a: &[T; D], b: &[T; D], p: &[T; D]) -> ([T; D], T, T) {
     let mut ab = [T::ZERO; D];
     let mut ap = [T::ZERO; D];
     for i in 0..D {
@@ -84,9 +98,6 @@ pub(crate) fn line<T: Scalar, const D: usize>(
         q[i] = a[i] + t * ab[i];
         let v = p[i] - q[i];
         d2 = d2 + v * v;
-    }
-    if !d2.is_finite() && !all_finite(a, b, p) {
-        return ([T::NAN; D], T::NAN, T::NAN);
     }
     (q, t, d2)
 }

@@ -24,8 +24,8 @@
 //! [`crate::eft`]).
 
 use crate::eft::{
-    add_dd, cross_dd, div_dd, div_dd_inv, dot_dd, exponent, ldexp, ldexp_dd, mul_dd, pow2, sqrt_dd,
-    sqrt_dd_rounded, two_diff, two_sum, Arith, Dd, Dekker,
+    add_dd, cross_dd, div_dd, div_dd_inv, dot_dd, exponent, ldexp, ldexp_dd, mul_dd, pow2, sqrt_dd, sqrt_dd_rounded,
+    two_diff, two_sum, Arith, Dd, Dekker,
 };
 use crate::exact;
 
@@ -83,13 +83,8 @@ pub(crate) struct Raw<const D: usize> {
 }
 
 impl<const D: usize> Raw<D> {
-    pub(crate) const NAN: Raw<D> = Raw {
-        point: [f64::NAN; D],
-        t: f64::NAN,
-        d: f64::NAN,
-        d2: f64::NAN,
-        region: Region::Undefined,
-    };
+    pub(crate) const NAN: Raw<D> =
+        Raw { point: [f64::NAN; D], t: f64::NAN, d: f64::NAN, d2: f64::NAN, region: Region::Undefined };
 }
 
 /// `2^k` as a constant (`-1022 <= k <= 1023`).
@@ -103,17 +98,17 @@ const WIN_LO: f64 = p2(-480);
 const WIN_HI: f64 = p2(500);
 /// A quantity whose error bound is `e` is trusted when it exceeds `TRUST·e`
 /// (relative error below 2^-58).
-const TRUST: f64 = p2(58);
+pub(crate) const TRUST: f64 = p2(58);
 /// A coordinate of `q` is trusted when the cancellation in `a + t·ab` lost
 /// fewer than 44 bits.
-const CANCEL: f64 = p2(-44);
+pub(crate) const CANCEL: f64 = p2(-44);
 /// Components below this (after normalisation to `[1, 2)`) cannot change a
 /// faithfully rounded sum of squares; they are flushed so no product
 /// underflows (which would make FMA and Dekker products differ).
 const FLUSH: f64 = p2(-450);
 /// Smallest |q| certified without the exact path (lower, the subnormal
 /// quantum of the low parts is no longer negligible).
-const Q_MIN: f64 = p2(-1010);
+pub(crate) const Q_MIN: f64 = p2(-1010);
 
 #[inline(always)]
 fn in_window(x: f64) -> bool {
@@ -174,12 +169,12 @@ fn accurate<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
 /// The narrower window of the direct path: every intermediate of a certified
 /// result then stays far from overflow and underflow, so no exponent needs
 /// to be tracked (see [`direct`]).
-const DIRECT_LO: f64 = p2(-200);
-const DIRECT_HI: f64 = p2(200);
+pub(crate) const DIRECT_LO: f64 = p2(-200);
+pub(crate) const DIRECT_HI: f64 = p2(200);
 /// Below this, `t·ab` could underflow: the careful path handles it.
-const T_MIN: f64 = p2(-300);
+pub(crate) const T_MIN: f64 = p2(-300);
 /// In 3D a single cross term this small could underflow when squared.
-const C_MIN: f64 = p2(-420);
+pub(crate) const C_MIN: f64 = p2(-420);
 
 /// Are the high parts zero or inside `[lo, hi]`? (Low parts only ever enter
 /// plain products, never an exact one, and are below half an ulp of their high
@@ -232,13 +227,7 @@ fn direct<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
             return Direct::Exact;
         }
         if p == b {
-            return Direct::Done(Raw {
-                point: *b,
-                t: 1.0,
-                d: 0.0,
-                d2: 0.0,
-                region: Region::End,
-            });
+            return Direct::Done(Raw { point: *b, t: 1.0, d: 0.0, d2: 0.0, region: Region::End });
         }
         // M = bp·ab = N − L, with the error bounds of both.
         let (s, f) = two_diff(n.hi, l.hi);
@@ -293,23 +282,11 @@ fn direct<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
         (sqrt_dd_rounded::<A>(d2), d2.hi)
     };
     if !FULL {
-        return Direct::Done(Raw {
-            point: [0.0; D],
-            t: 0.0,
-            d,
-            d2,
-            region: Region::Interior,
-        });
+        return Direct::Done(Raw { point: [0.0; D], t: 0.0, d, d2, region: Region::Interior });
     }
     if n.hi == 0.0 && en == 0.0 {
         // Line only: N is exactly zero, so t = 0 and q = a.
-        return Direct::Done(Raw {
-            point: *a,
-            t: 0.0,
-            d,
-            d2,
-            region: Region::Interior,
-        });
+        return Direct::Done(Raw { point: *a, t: 0.0, d, d2, region: Region::Interior });
     }
     // From here on the distance is settled: if t or q cannot be certified,
     // only they come from the exact path, so `distance()` and
@@ -332,46 +309,22 @@ fn direct<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
         }
         q[i] = qi;
     }
-    Direct::Done(Raw {
-        point: q,
-        t: t.hi,
-        d,
-        d2,
-        region: Region::Interior,
-    })
+    Direct::Done(Raw { point: q, t: t.hi, d, d2, region: Region::Interior })
 }
 
 /// `t` and `q` from the exact path, the (already faithful) distance kept.
 #[cold]
 #[inline(never)]
-fn exact_t_q<const D: usize>(
-    a: &[f64; D],
-    b: &[f64; D],
-    p: &[f64; D],
-    line: bool,
-    d: f64,
-    d2: f64,
-) -> Raw<D> {
+fn exact_t_q<const D: usize>(a: &[f64; D], b: &[f64; D], p: &[f64; D], line: bool, d: f64, d2: f64) -> Raw<D> {
     let r = exact::project(a, b, p, line);
     Raw { d, d2, ..r }
 }
 
 /// Endpoint distance on the direct path (`v` inside the direct window).
 #[inline(always)]
-fn endpoint_direct<A: Arith, const D: usize>(
-    v: &[Dd; D],
-    q: [f64; D],
-    t: f64,
-    region: Region,
-) -> Raw<D> {
+fn endpoint_direct<A: Arith, const D: usize>(v: &[Dd; D], q: [f64; D], t: f64, region: Region) -> Raw<D> {
     let (s, _) = dot_dd::<A, D>(v, v);
-    Raw {
-        point: q,
-        t,
-        d: sqrt_dd_rounded::<A>(s),
-        d2: s.hi,
-        region,
-    }
+    Raw { point: q, t, d: sqrt_dd_rounded::<A>(s), d2: s.hi, region }
 }
 
 /// Everything the direct path does not take: wide or mixed magnitudes.
@@ -459,44 +412,21 @@ fn normalise<const D: usize>(v: &[Dd; D]) -> Option<([Dd; D], i32)> {
 /// Distance and squared distance to an endpoint, from the exact difference
 /// vector `v` (scaled by `2^-k`).
 #[inline(always)]
-fn endpoint<A: Arith, const D: usize>(
-    v: &[Dd; D],
-    k: i32,
-    q: [f64; D],
-    t: f64,
-    region: Region,
-) -> Raw<D> {
+fn endpoint<A: Arith, const D: usize>(v: &[Dd; D], k: i32, q: [f64; D], t: f64, region: Region) -> Raw<D> {
     let Some((v, e)) = normalise(v) else {
-        return Raw {
-            point: q,
-            t,
-            d: 0.0,
-            d2: 0.0,
-            region,
-        };
+        return Raw { point: q, t, d: 0.0, d2: 0.0, region };
     };
     let (s, _) = dot_dd::<A, D>(&v, &v);
     let r = sqrt_dd::<A>(s);
     let e = e + k;
-    Raw {
-        point: q,
-        t,
-        d: ldexp_dd(r, e),
-        d2: ldexp_dd(s, 2 * e),
-        region,
-    }
+    Raw { point: q, t, d: ldexp_dd(r, e), d2: ldexp_dd(s, 2 * e), region }
 }
 
 /// The distance from `p` to the line through `a` and `b`, as a mantissa in
 /// about `[0.5, 4)` and an exponent: `d = m·2^e`. `sqrt_l` is `sqrt(L')` with
 /// `L = L'·2^(2·el)`. `None` when the cross terms cannot be certified.
 #[inline(always)]
-fn line_distance<A: Arith, const D: usize>(
-    ab: &[Dd; D],
-    ap: &[Dd; D],
-    sqrt_l: Dd,
-    el: i32,
-) -> Option<(Dd, i32)> {
+fn line_distance<A: Arith, const D: usize>(ab: &[Dd; D], ap: &[Dd; D], sqrt_l: Dd, el: i32) -> Option<(Dd, i32)> {
     if D == 2 {
         let (c, ec) = cross_dd::<A>(ab[0], ab[1], ap[0], ap[1]);
         if c.hi == 0.0 && ec == 0.0 {
@@ -531,11 +461,7 @@ fn line_distance<A: Arith, const D: usize>(
         emax = emax.max(es[i]);
     }
     if m == 0.0 {
-        return if emax == 0.0 {
-            Some((Dd::ZERO, 0))
-        } else {
-            None
-        };
+        return if emax == 0.0 { Some((Dd::ZERO, 0)) } else { None };
     }
     let (cn, ce) = normalise(&cs)?;
     let s = pow2(-ce);
@@ -593,23 +519,11 @@ fn core<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
     let d = ldexp_dd(dm, dk);
     let d2 = ldexp_dd(mul_dd::<A>(dm, dm), 2 * dk);
     if !FULL {
-        return Some(Raw {
-            point: [0.0; D],
-            t: 0.0,
-            d,
-            d2,
-            region: Region::Interior,
-        });
+        return Some(Raw { point: [0.0; D], t: 0.0, d, d2, region: Region::Interior });
     }
     if n.hi == 0.0 && en == 0.0 {
         // Line only: N is exactly zero, so t = 0 and q = a.
-        return Some(Raw {
-            point: *a,
-            t: 0.0,
-            d,
-            d2,
-            region: Region::Interior,
-        });
+        return Some(Raw { point: *a, t: 0.0, d, d2, region: Region::Interior });
     }
     if n.hi.abs() < TRUST * en {
         return Some(exact_t_q(a, b, p, LINE, d, d2));
@@ -633,13 +547,7 @@ fn core<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
         }
         q[i] = qi;
     }
-    Some(Raw {
-        point: q,
-        t,
-        d,
-        d2,
-        region: Region::Interior,
-    })
+    Some(Raw { point: q, t, d, d2, region: Region::Interior })
 }
 
 /// Picks the FMA build when the CPU has it. The two builds give identical
@@ -662,17 +570,11 @@ macro_rules! dispatch {
                 }
                 accurate::<Dekker, D, $line, $full>(a, b, p)
             }
-            #[cfg(all(
-                not(target_arch = "x86_64"),
-                any(target_arch = "aarch64", target_feature = "fma")
-            ))]
+            #[cfg(all(not(target_arch = "x86_64"), any(target_arch = "aarch64", target_feature = "fma")))]
             {
                 accurate::<crate::eft::Fma, D, $line, $full>(a, b, p)
             }
-            #[cfg(all(
-                not(target_arch = "x86_64"),
-                not(any(target_arch = "aarch64", target_feature = "fma"))
-            ))]
+            #[cfg(all(not(target_arch = "x86_64"), not(any(target_arch = "aarch64", target_feature = "fma"))))]
             {
                 accurate::<Dekker, D, $line, $full>(a, b, p)
             }
@@ -694,11 +596,7 @@ fn has_fma() -> bool {
 /// The portable (Dekker) build of the segment kernel, for the test that
 /// checks it against the dispatched one bit for bit.
 #[doc(hidden)]
-pub fn segment_portable<const D: usize>(
-    a: &[f64; D],
-    b: &[f64; D],
-    p: &[f64; D],
-) -> ([f64; D], f64, f64, f64, Region) {
+pub fn segment_portable<const D: usize>(a: &[f64; D], b: &[f64; D], p: &[f64; D]) -> ([f64; D], f64, f64, f64, Region) {
     let r = accurate::<Dekker, D, false, true>(a, b, p);
     (r.point, r.t, r.d, r.d2, r.region)
 }
@@ -759,10 +657,7 @@ pub(crate) fn plane_signed(n: &[f64; 3], offset: f64, p: &[f64; 3]) -> f64 {
             let (nn, _) = dot_dd::<Dekker, 3>(&nd, &nd);
             let en = exponent(nn.hi).div_euclid(2);
             let ee = exponent(e.hi);
-            let q = div_dd::<Dekker>(
-                e.scale(pow2(-ee)),
-                sqrt_dd::<Dekker>(nn.scale(pow2(-2 * en))),
-            );
+            let q = div_dd::<Dekker>(e.scale(pow2(-ee)), sqrt_dd::<Dekker>(nn.scale(pow2(-2 * en))));
             return ldexp_dd(q, ee - en);
         }
     }

@@ -69,10 +69,13 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod batch;
+mod batch_kernel;
 mod eft;
 mod exact;
 mod fast;
 mod kernel;
+mod lanes;
 mod line;
 mod plane;
 mod scalar;

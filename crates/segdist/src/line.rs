@@ -132,12 +132,7 @@ impl<T: Scalar, const D: usize> Line<T, D> {
     #[inline]
     pub fn closest_point_fast(&self, p: [T; D]) -> LineProjection<T, D> {
         let (point, t, d2) = fast::line(&self.a, &self.b, &p);
-        LineProjection {
-            point,
-            t,
-            distance: d2.sqrt(),
-            distance_squared: d2,
-        }
+        LineProjection { point, t, distance: d2.sqrt(), distance_squared: d2 }
     }
 
     /// The fast tier of [`distance`](Self::distance).
@@ -166,10 +161,6 @@ impl<T: Scalar> Line<T, 2> {
     /// ```
     #[must_use]
     pub fn signed_distance(&self, p: [T; 2]) -> T {
-        T::from_f64(kernel::line_signed(
-            &widen(&self.a),
-            &widen(&self.b),
-            &widen(&p),
-        ))
+        T::from_f64(kernel::line_signed(&widen(&self.a), &widen(&self.b), &widen(&p)))
     }
 }

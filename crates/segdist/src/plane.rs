@@ -70,8 +70,7 @@ impl<T: Scalar> Plane<T> {
             let (c, _) = cross_dd::<Dekker>(ab[i], ab[j], ac[i], ac[j]);
             c.hi + c.lo
         });
-        let (off, _) =
-            dot_dd::<Dekker, 3>(&n.map(|x| Dd::new(x, 0.0)), &a.map(|x| Dd::new(x, 0.0)));
+        let (off, _) = dot_dd::<Dekker, 3>(&n.map(|x| Dd::new(x, 0.0)), &a.map(|x| Dd::new(x, 0.0)));
         let n: [T; 3] = narrow(n);
         Plane::new(n, T::from_f64(off.hi + off.lo))
     }
@@ -105,11 +104,7 @@ impl<T: Scalar> Plane<T> {
     /// ```
     #[must_use]
     pub fn signed_distance(&self, p: [T; 3]) -> T {
-        T::from_f64(kernel::plane_signed(
-            &widen(&self.normal),
-            self.offset.to_f64(),
-            &widen(&p),
-        ))
+        T::from_f64(kernel::plane_signed(&widen(&self.normal), self.offset.to_f64(), &widen(&p)))
     }
 
     /// `|signed_distance(p)|`.

@@ -176,13 +176,7 @@ impl<T: Scalar, const D: usize> Segment<T, D> {
     #[inline]
     pub fn closest_point_fast(&self, p: [T; D]) -> Projection<T, D> {
         let (point, t, d2, region) = fast::segment(&self.a, &self.b, &p);
-        Projection {
-            point,
-            t,
-            distance: d2.sqrt(),
-            distance_squared: d2,
-            region,
-        }
+        Projection { point, t, distance: d2.sqrt(), distance_squared: d2, region }
     }
 
     /// The fast tier of [`distance`](Self::distance) (error bound as in
@@ -225,12 +219,7 @@ impl<T: Scalar, const D: usize> Segment<T, D> {
     #[must_use]
     pub fn intersects_ball(&self, center: [T; D], r: T) -> bool {
         let () = Dim::<D>::CHECK;
-        within(
-            &widen(&self.a),
-            &widen(&self.b),
-            &widen(&center),
-            r.to_f64(),
-        )
+        within(&widen(&self.a), &widen(&self.b), &widen(&center), r.to_f64())
     }
 
     /// The fast tier of [`intersects_ball`](Self::intersects_ball): Ericson's
@@ -339,9 +328,7 @@ fn fallback_normal<const D: usize>(a: &[f64; D], b: &[f64; D]) -> [f64; D] {
         n[1] = ab[0];
     } else {
         // (b − a) × e_k, k the axis where |b − a| is smallest.
-        let k = (0..3)
-            .min_by(|&i, &j| ab[i].abs().total_cmp(&ab[j].abs()))
-            .unwrap_or(0);
+        let k = (0..3).min_by(|&i, &j| ab[i].abs().total_cmp(&ab[j].abs())).unwrap_or(0);
         let (i, j) = ((k + 1) % 3, (k + 2) % 3);
         n[i] = ab[j];
         n[j] = -ab[i];

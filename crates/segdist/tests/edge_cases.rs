@@ -34,10 +34,7 @@ fn nan_anywhere_gives_all_nan() {
     for p in [[f64::NAN, 0.0], [0.0, f64::NAN]] {
         let r = s.closest_point(p);
         assert!(
-            r.point.iter().all(|x| x.is_nan())
-                && r.t.is_nan()
-                && r.distance.is_nan()
-                && r.distance_squared.is_nan()
+            r.point.iter().all(|x| x.is_nan()) && r.t.is_nan() && r.distance.is_nan() && r.distance_squared.is_nan()
         );
         assert_eq!(r.region, Region::Undefined);
         assert!(s.distance(p).is_nan());
@@ -51,13 +48,8 @@ fn infinity_gives_all_nan() {
     let s = Segment3::new([0.0, 0.0, 0.0], [f64::INFINITY, 0.0, 0.0]);
     let r = s.closest_point([1.0, 1.0, 1.0]);
     assert!(r.distance.is_nan() && r.t.is_nan() && r.point.iter().all(|x| x.is_nan()));
-    assert!(Line2::new([0.0, 0.0], [1.0, 0.0])
-        .closest_point([f64::NEG_INFINITY, 0.0])
-        .t
-        .is_nan());
-    assert!(Segment2::new([0.0f32, 0.0], [1.0, 0.0])
-        .distance([f32::INFINITY, 0.0])
-        .is_nan());
+    assert!(Line2::new([0.0, 0.0], [1.0, 0.0]).closest_point([f64::NEG_INFINITY, 0.0]).t.is_nan());
+    assert!(Segment2::new([0.0f32, 0.0], [1.0, 0.0]).distance([f32::INFINITY, 0.0]).is_nan());
 }
 
 #[test]
@@ -87,10 +79,7 @@ fn tiny_coordinates_keep_full_precision() {
 fn point_on_segment_has_zero_distance() {
     let s = Segment2::new([-3.0, 7.0], [5.0, -1.0]);
     let r = s.closest_point([1.0, 3.0]);
-    assert_eq!(
-        (r.point, r.t, r.distance, r.distance_squared),
-        ([1.0, 3.0], 0.5, 0.0, 0.0)
-    );
+    assert_eq!((r.point, r.t, r.distance, r.distance_squared), ([1.0, 3.0], 0.5, 0.0, 0.0));
     let r = Segment3::new([0.0, 0.0, 0.0], [2.0, 4.0, 6.0]).closest_point([0.5, 1.0, 1.5]);
     assert_eq!((r.t, r.distance), (0.25, 0.0));
 }
@@ -137,10 +126,7 @@ fn utm_near_segment_is_faithful_where_textbook_is_not() {
     assert!(faithful_sqrt(r.distance, &ex.d2));
     assert!(faithful(r.point[0], &ex.point[0]) && faithful(r.point[1], &ex.point[1]));
     let fast = Segment2::new(a, b).closest_point_fast(p);
-    assert!(
-        !faithful_sqrt(fast.distance, &ex.d2),
-        "the textbook formula should be visibly off here"
-    );
+    assert!(!faithful_sqrt(fast.distance, &ex.d2), "the textbook formula should be visibly off here");
 }
 
 #[test]
@@ -148,17 +134,9 @@ fn f32_results_are_rounded_once_from_exact() {
     let s = Segment2::new([0.1f32, 0.2], [0.7, 0.9]);
     let p = [0.5f32, 0.1];
     let r = s.closest_point(p);
-    let ex = exact(
-        [0.1f32 as f64, 0.2f32 as f64],
-        [0.7f32 as f64, 0.9f32 as f64],
-        [0.5f32 as f64, 0.1f32 as f64],
-        false,
-    );
-    assert!(
-        faithful(r.t, &ex.t)
-            && faithful(r.distance_squared, &ex.d2)
-            && faithful_sqrt(r.distance, &ex.d2)
-    );
+    let ex =
+        exact([0.1f32 as f64, 0.2f32 as f64], [0.7f32 as f64, 0.9f32 as f64], [0.5f32 as f64, 0.1f32 as f64], false);
+    assert!(faithful(r.t, &ex.t) && faithful(r.distance_squared, &ex.d2) && faithful_sqrt(r.distance, &ex.d2));
 }
 
 #[test]
@@ -167,10 +145,7 @@ fn seed_example_squared_distance_to_line() {
     let d2 = Line2::new([1.0, 1.0], [5.0, 2.0]).distance_squared([3.0, 3.0]);
     assert_eq!(d2, 36.0 / 17.0);
     assert_eq!(format!("{d2:.6}"), "2.117647");
-    assert_eq!(
-        Segment2::new([1.0f32, 1.0], [5.0, 2.0]).distance_squared([3.0, 3.0]),
-        36.0f32 / 17.0
-    );
+    assert_eq!(Segment2::new([1.0f32, 1.0], [5.0, 2.0]).distance_squared([3.0, 3.0]), 36.0f32 / 17.0);
 }
 
 #[test]
@@ -187,10 +162,7 @@ fn visual_unit_test_points_match_exact_projection() {
         [-7.0, -10.0, -4.0],
         [5.0, 5.0, 3.0],
     ];
-    let regions: Vec<Region> = pts
-        .iter()
-        .map(|&p| Segment3::new(a, b).closest_point(p).region)
-        .collect();
+    let regions: Vec<Region> = pts.iter().map(|&p| Segment3::new(a, b).closest_point(p).region).collect();
     assert_eq!(
         regions,
         [
@@ -223,24 +195,14 @@ fn signed_distance_sign_is_exact_next_to_the_line() {
     assert!(l.signed_distance([0.4, above]) > 0.0);
     assert!(l.signed_distance([0.4, below]) < 0.0);
     assert_eq!(l.signed_distance([0.4, 0.4]), 0.0);
-    assert_eq!(
-        Line2::new([1.0, 1.0], [1.0, 1.0]).signed_distance([4.0, 5.0]),
-        5.0
-    );
+    assert_eq!(Line2::new([1.0, 1.0], [1.0, 1.0]).signed_distance([4.0, 5.0]), 5.0);
     assert!(l.signed_distance([f64::NAN, 0.0]).is_nan());
 }
 
 #[test]
 fn signed_distance_is_faithful() {
     let mut r = rng(5);
-    for fam in [
-        "uniform",
-        "utm",
-        "near_interior",
-        "huge",
-        "tiny",
-        "mixed_magnitudes",
-    ] {
+    for fam in ["uniform", "utm", "near_interior", "huge", "tiny", "mixed_magnitudes"] {
         for (a, b, p) in generate::<2>(fam, 11, 300) {
             let _ = &mut r;
             if a == b {
@@ -249,8 +211,7 @@ fn signed_distance_is_faithful() {
             let s = Line2::new(a, b).signed_distance(p);
             let ex = exact(a, b, p, true);
             assert!(faithful_sqrt(s.abs(), &ex.d2), "{fam}: {a:?} {b:?} {p:?}");
-            let cross = (q(b[0]) - q(a[0])) * (q(p[1]) - q(a[1]))
-                - (q(b[1]) - q(a[1])) * (q(p[0]) - q(a[0]));
+            let cross = (q(b[0]) - q(a[0])) * (q(p[1]) - q(a[1])) - (q(b[1]) - q(a[1])) * (q(p[0]) - q(a[0]));
             let sign_ok = match cross.cmp(&Q::from_integer(0.into())) {
                 std::cmp::Ordering::Greater => s > 0.0,
                 std::cmp::Ordering::Less => s < 0.0,
@@ -273,22 +234,14 @@ fn plane_signed_distance_is_faithful() {
         let p: [f64; 3] = std::array::from_fn(|_| r.gen_range(-1e3..1e3));
         // Offsets that put p near or on the plane, and random ones.
         let on = n[0] * p[0] + n[1] * p[1] + n[2] * p[2];
-        let off = if r.gen::<bool>() {
-            on
-        } else {
-            r.gen_range(-1e4..1e4)
-        };
+        let off = if r.gen::<bool>() { on } else { r.gen_range(-1e4..1e4) };
         let plane = Plane::new(n, off).unwrap();
         let s = plane.signed_distance(p);
         let num = q(n[0]) * q(p[0]) + q(n[1]) * q(p[1]) + q(n[2]) * q(p[2]) - q(off);
         let nn = q(n[0]) * q(n[0]) + q(n[1]) * q(n[1]) + q(n[2]) * q(n[2]);
         let d2 = &num * &num / nn;
         assert!(faithful_sqrt(s.abs(), &d2), "{n:?} {off} {p:?}: {s}");
-        assert_eq!(
-            s > 0.0,
-            num > Q::from_integer(0.into()),
-            "{n:?} {off} {p:?}"
-        );
+        assert_eq!(s > 0.0, num > Q::from_integer(0.into()), "{n:?} {off} {p:?}");
     }
 }
 
@@ -311,17 +264,9 @@ fn ball_contact_is_decided_exactly() {
     for (a, b, p) in generate::<2>("near_interior", 3, 500) {
         let ex = exact(a, b, p, false);
         let d = to_f64_approx(&ex.d2).sqrt();
-        for r in [
-            d,
-            f64::from_bits(d.to_bits() + 1),
-            f64::from_bits(d.to_bits().saturating_sub(1)),
-        ] {
+        for r in [d, f64::from_bits(d.to_bits() + 1), f64::from_bits(d.to_bits().saturating_sub(1))] {
             let want = ex.d2 <= q(r) * q(r);
-            assert_eq!(
-                Segment2::new(a, b).intersects_ball(p, r),
-                want,
-                "{a:?} {b:?} {p:?} r={r}"
-            );
+            assert_eq!(Segment2::new(a, b).intersects_ball(p, r), want, "{a:?} {b:?} {p:?} r={r}");
         }
     }
 }
@@ -334,10 +279,7 @@ fn push_out_moves_ball_to_contact() {
     assert_eq!(wall.push_out([5.0, 0.0], 2.0), Some([0.0, 2.0])); // left normal of a→b
     assert_eq!(wall.push_out([5.0, 3.0], 2.0), None);
     assert_eq!(wall.push_out([5.0, 2.0], 2.0), None); // touching, not overlapping
-    assert_eq!(
-        Segment2::new([1.0, 1.0], [1.0, 1.0]).push_out([1.0, 1.0], 0.5),
-        Some([0.5, 0.0])
-    );
+    assert_eq!(Segment2::new([1.0, 1.0], [1.0, 1.0]).push_out([1.0, 1.0], 0.5), Some([0.5, 0.0]));
     let s3: Segment3 = Segment3::new([0.0, 0.0, 0.0], [0.0, 0.0, 4.0]);
     let v = s3.push_out([0.0, 0.0, 2.0], 1.0).unwrap();
     assert!((v[0] * v[0] + v[1] * v[1] - 1.0).abs() < 1e-15 && v[2] == 0.0);
@@ -353,28 +295,19 @@ fn degenerate_planes_are_rejected() {
     assert!(Plane::new([f64::NAN, 1.0, 0.0], 1.0).is_none());
     assert!(Plane::new([1.0, 1.0, 0.0], f64::INFINITY).is_none());
     assert!(Plane::from_points([0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [3.0, 3.0, 3.0]).is_none());
-    assert!(Plane::new([1.0, 0.0, 0.0], 0.0)
-        .unwrap()
-        .signed_distance([f64::NAN, 0.0, 0.0])
-        .is_nan());
+    assert!(Plane::new([1.0, 0.0, 0.0], 0.0).unwrap().signed_distance([f64::NAN, 0.0, 0.0]).is_nan());
 }
 
 #[test]
 fn distance_agrees_with_closest_point_when_t_needs_the_exact_path() {
     // Found by proptest: q's cancellation sends t and q to the exact path;
     // the distance must stay the one distance() returns.
-    let (a, b, p): ([f64; 3], [f64; 3], [f64; 3]) = (
-        [0.0, -2.1621322282710016e77, 0.0],
-        [-375.4397014075493, 0.0, -3.0],
-        [583.3382453616524, 0.0, -3.0],
-    );
+    let (a, b, p): ([f64; 3], [f64; 3], [f64; 3]) =
+        ([0.0, -2.1621322282710016e77, 0.0], [-375.4397014075493, 0.0, -3.0], [583.3382453616524, 0.0, -3.0]);
     let s = Segment3::new(a, b);
     let r = s.closest_point(p);
     assert_eq!(r.distance.to_bits(), s.distance(p).to_bits());
-    assert_eq!(
-        r.distance_squared.to_bits(),
-        s.distance_squared(p).to_bits()
-    );
+    assert_eq!(r.distance_squared.to_bits(), s.distance_squared(p).to_bits());
     let ex = exact(a, b, p, false);
     assert!(faithful_sqrt(r.distance, &ex.d2) && faithful(r.t, &ex.t));
 }

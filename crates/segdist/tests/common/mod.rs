@@ -52,15 +52,8 @@ pub fn exact<const D: usize>(a: [f64; D], b: [f64; D], p: [f64; D], line: bool) 
         Region::End => b[i].clone(),
         _ => &a[i] + &t * &ab[i],
     });
-    let d2 = (0..D)
-        .map(|i| (&p[i] - &point[i]) * (&p[i] - &point[i]))
-        .sum();
-    Exact {
-        region,
-        t,
-        point,
-        d2,
-    }
+    let d2 = (0..D).map(|i| (&p[i] - &point[i]) * (&p[i] - &point[i])).sum();
+    Exact { region, t, point, d2 }
 }
 
 /// A float type under test, as far as the reference needs it.
@@ -189,11 +182,7 @@ pub fn ratio_to_f64(n: &BigInt, d: &BigInt) -> f64 {
     let nb = n.bits() as i64;
     let db = d.bits() as i64;
     let shift = nb - db - 60;
-    let (n2, d2) = if shift > 0 {
-        (n.clone(), d << (shift as usize))
-    } else {
-        (n << ((-shift) as usize), d.clone())
-    };
+    let (n2, d2) = if shift > 0 { (n.clone(), d << (shift as usize)) } else { (n << ((-shift) as usize), d.clone()) };
     let qq = &n2 / &d2;
     let v: f64 = qq.to_string().parse().unwrap_or(f64::INFINITY);
     v * 2f64.powi(shift.clamp(-1100, 1100) as i32)
@@ -279,8 +268,7 @@ fn along<const D: usize>(a: &[f64; D], b: &[f64; D], t: f64) -> [f64; D] {
 }
 
 pub fn generate<const D: usize>(family: &str, seed: u64, n: usize) -> Vec<Case<D>> {
-    let mut r =
-        rng(seed ^ (family.len() as u64) << 32 ^ family.bytes().map(u64::from).sum::<u64>());
+    let mut r = rng(seed ^ (family.len() as u64) << 32 ^ family.bytes().map(u64::from).sum::<u64>());
     (0..n).map(|i| one::<D>(family, &mut r, i)).collect()
 }
 
@@ -295,22 +283,14 @@ fn one<const D: usize>(family: &str, r: &mut ChaCha8Rng, i: usize) -> Case<D> {
         }
         "near_degenerate" => {
             let a: [f64; D] = vec_of(r, |r| sign(r) * log_uniform(r, 1e-3, 1e6));
-            let b = if i % 5 == 0 {
-                a
-            } else {
-                std::array::from_fn(|i| a[i] * (1.0 + (unit(r) - 0.5) * 1e-12))
-            };
+            let b = if i % 5 == 0 { a } else { std::array::from_fn(|i| a[i] * (1.0 + (unit(r) - 0.5) * 1e-12)) };
             let p = std::array::from_fn(|i| a[i] + (unit(r) - 0.5) * a[i].abs() * 1e-9);
             (a, b, p)
         }
         "collinear_beyond" => {
             let a: [f64; D] = vec_of(r, |r| (unit(r) - 0.5) * 100.0);
             let b: [f64; D] = vec_of(r, |r| (unit(r) - 0.5) * 100.0);
-            let s = if r.gen::<bool>() {
-                -log_uniform(r, 1e-6, 1e6)
-            } else {
-                1.0 + log_uniform(r, 1e-6, 1e6)
-            };
+            let s = if r.gen::<bool>() { -log_uniform(r, 1e-6, 1e6) } else { 1.0 + log_uniform(r, 1e-6, 1e6) };
             (a, b, along(&a, &b, s))
         }
         "near_interior" => {
@@ -343,11 +323,7 @@ fn one<const D: usize>(family: &str, r: &mut ChaCha8Rng, i: usize) -> Case<D> {
             let t = r.gen_range(1u32..1024) as f64 / 1024.0;
             let mut p = along(&a, &b, t);
             let k = r.gen_range(0..D);
-            p[k] = if r.gen::<bool>() {
-                F::next_up(p[k])
-            } else {
-                F::next_down(p[k])
-            };
+            p[k] = if r.gen::<bool>() { F::next_up(p[k]) } else { F::next_down(p[k]) };
             (a, b, p)
         }
         "perpendicular_at_vertex" => {
@@ -359,9 +335,7 @@ fn one<const D: usize>(family: &str, r: &mut ChaCha8Rng, i: usize) -> Case<D> {
                 std::array::from_fn(|i| if i == 0 { -ab[1] } else { ab[0] })
             } else {
                 let e: [f64; D] = vec_of(r, |r| (r.gen_range(-5i32..5)) as f64);
-                std::array::from_fn(|i| {
-                    ab[(i + 1) % 3] * e[(i + 2) % 3] - ab[(i + 2) % 3] * e[(i + 1) % 3]
-                })
+                std::array::from_fn(|i| ab[(i + 1) % 3] * e[(i + 2) % 3] - ab[(i + 2) % 3] * e[(i + 1) % 3])
             };
             let base = if r.gen::<bool>() { a } else { b };
             let s = r.gen_range(-3i32..=3) as f64;
@@ -369,25 +343,16 @@ fn one<const D: usize>(family: &str, r: &mut ChaCha8Rng, i: usize) -> Case<D> {
         }
         "huge" => {
             let m = log_uniform(r, 1e150, 1e307);
-            (
-                vec_of(r, |r| (unit(r) - 0.5) * m),
-                vec_of(r, |r| (unit(r) - 0.5) * m),
-                vec_of(r, |r| (unit(r) - 0.5) * m),
-            )
+            (vec_of(r, |r| (unit(r) - 0.5) * m), vec_of(r, |r| (unit(r) - 0.5) * m), vec_of(r, |r| (unit(r) - 0.5) * m))
         }
         "tiny" => {
             let m = log_uniform(r, 1e-307, 1e-150);
-            (
-                vec_of(r, |r| (unit(r) - 0.5) * m),
-                vec_of(r, |r| (unit(r) - 0.5) * m),
-                vec_of(r, |r| (unit(r) - 0.5) * m),
-            )
+            (vec_of(r, |r| (unit(r) - 0.5) * m), vec_of(r, |r| (unit(r) - 0.5) * m), vec_of(r, |r| (unit(r) - 0.5) * m))
         }
         "ab_squared_underflows" => {
             let a: [f64; D] = vec_of(r, |r| (unit(r) - 0.5) * 2.0);
             let b = std::array::from_fn(|i| a[i] + (unit(r) - 0.5) * 1e-170);
-            let p =
-                std::array::from_fn(|i| a[i] + (unit(r) - 0.5) * log_uniform(r, 1e-175, 1e-160));
+            let p = std::array::from_fn(|i| a[i] + (unit(r) - 0.5) * log_uniform(r, 1e-175, 1e-160));
             (a, b, p)
         }
         "mixed_magnitudes" => {

@@ -1,0 +1,1017 @@
+//! Many queries per call: one segment (or line) against many points, or many
+//! (segment, point) pairs, with SIMD chosen at run time and all cores.
+//!
+//! Results are **bit-identical** to the scalar methods of the same tier
+//! ([`Segment::closest_point`](crate::Segment::closest_point),
+//! [`Segment::closest_point_fast`](crate::Segment::closest_point_fast), …) for
+//! every input, whichever instruction set or thread count runs them.
+//!
+//! - Inputs: rows (`&[[T; D]]`) or coordinate columns (`[xs, ys]`,
+//!   `[xs, ys, zs]`, the layout of numpy, Arrow and Parquet), `f32` or `f64`.
+//! - Outputs: any of distance, squared distance, `t`, closest point and region,
+//!   written into slices the caller provides ([`Outputs`]); what is not asked
+//!   for is not computed where that saves work (no `t` or point: a cheaper
+//!   kernel). [`project`] and [`distances`] allocate for you.
+//! - [`Options`]: tier, segment or line, threads, and (for tests and
+//!   benchmarks) the instruction set.
+//!
+//! # Example
+//!
+//! ```
+//! use segdist::batch::{self, Options, Outputs};
+//!
+//! let points = vec![[0.0, 1.0], [2.0, -1.0], [5.0, 0.5]];
+//! let mut d = vec![0.0; points.len()];
+//! let mut t = vec![0.0; points.len()];
+//! let out = Outputs { distance: Some(&mut d), t: Some(&mut t), ..Outputs::default() };
+//! batch::one_to_many([0.0, 0.0], [4.0, 0.0], &points, out, &Options::default())?;
+//! assert_eq!(d, [1.0, 1.0, 1.118033988749895]);
+//! assert_eq!(t, [0.0, 0.5, 1.0]);
+//! # Ok::<(), segdist::batch::BatchError>(())
+//! ```
+
+use core::fmt;
+
+use crate::kernel::{self, Raw, Region};
+use crate::lanes::Lanes;
+use crate::scalar::{Dim, Scalar};
+use crate::{batch_kernel, fast};
+
+/// Queries handed to the kernels at a time (a multiple of every lane count).
+const BLOCK: usize = 256;
+/// Below this many queries, no other thread is asked to help.
+const PAR_MIN: usize = 1 << 15;
+
+/// Points as rows or as coordinate columns.
+///
+/// ```
+/// use segdist::batch::Points;
+///
+/// let rows = [[1.0, 2.0], [3.0, 4.0]];
+/// let xs = [1.0, 3.0];
+/// let ys = [2.0, 4.0];
+/// assert_eq!(Points::from(&rows[..]).len(), 2);
+/// assert_eq!(Points::Columns([&xs[..], &ys[..]]).len(), 2);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub enum Points<'a, T, const D: usize> {
+    /// One `[x, y(, z)]` per point.
+    Rows(&'a [[T; D]]),
+    /// One slice per coordinate, all of the same length.
+    Columns([&'a [T]; D]),
+}
+
+impl<'a, T, const D: usize> Points<'a, T, D> {
+    /// The number of points (of the first column, for columns).
+    #[must_use]
+    pub fn len(&self) -> usize {
+        match self {
+            Points::Rows(r) => r.len(),
+            Points::Columns(c) => c.first().map_or(0, |c| c.len()),
+        }
+    }
+
+    /// `true` when there are no points.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn check(&self, what: &'static str) -> Result<usize, BatchError> {
+        let n = self.len();
+        if let Points::Columns(c) = self {
+            for col in c.iter() {
+                if col.len() != n {
+                    return Err(BatchError::LengthMismatch { what, expected: n, got: col.len() });
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    fn slice(&self, start: usize, end: usize) -> Points<'a, T, D> {
+        match *self {
+            Points::Rows(r) => Points::Rows(&r[start..end]),
+            Points::Columns(c) => Points::Columns(c.map(|c| &c[start..end])),
+        }
+    }
+}
+
+impl<'a, T, const D: usize> From<&'a [[T; D]]> for Points<'a, T, D> {
+    fn from(r: &'a [[T; D]]) -> Self {
+        Points::Rows(r)
+    }
+}
+
+impl<'a, T, const D: usize> From<&'a Vec<[T; D]>> for Points<'a, T, D> {
+    fn from(r: &'a Vec<[T; D]>) -> Self {
+        Points::Rows(r)
+    }
+}
+
+impl<'a, T, const D: usize, const N: usize> From<&'a [[T; D]; N]> for Points<'a, T, D> {
+    fn from(r: &'a [[T; D]; N]) -> Self {
+        Points::Rows(r)
+    }
+}
+
+impl<'a, T, const D: usize> From<[&'a [T]; D]> for Points<'a, T, D> {
+    fn from(c: [&'a [T]; D]) -> Self {
+        Points::Columns(c)
+    }
+}
+
+/// Where results go: one optional slice per output, each as long as the
+/// input. `None` outputs are not written (and, for `t` and `point`, not
+/// computed).
+///
+/// ```
+/// use segdist::batch::Outputs;
+///
+/// let mut d2 = vec![0.0f64; 10];
+/// let out: Outputs<f64, 2> = Outputs { distance_squared: Some(&mut d2), ..Outputs::default() };
+/// ```
+#[derive(Debug)]
+pub struct Outputs<'a, T, const D: usize> {
+    /// Distances.
+    pub distance: Option<&'a mut [T]>,
+    /// Squared distances.
+    pub distance_squared: Option<&'a mut [T]>,
+    /// Parameters `t` (clamped to `[0, 1]` for segments).
+    pub t: Option<&'a mut [T]>,
+    /// Closest points.
+    pub point: Option<&'a mut [[T; D]]>,
+    /// Regions ([`Region::Interior`] for every finite query on a line, but
+    /// [`Region::Start`] on a degenerate one).
+    pub region: Option<&'a mut [Region]>,
+}
+
+impl<T, const D: usize> Default for Outputs<'_, T, D> {
+    fn default() -> Self {
+        Outputs { distance: None, distance_squared: None, t: None, point: None, region: None }
+    }
+}
+
+impl<'a, T, const D: usize> Outputs<'a, T, D> {
+    fn check(&self, n: usize) -> Result<(), BatchError> {
+        let lens = [
+            ("distance", self.distance.as_ref().map(|s| s.len())),
+            ("distance_squared", self.distance_squared.as_ref().map(|s| s.len())),
+            ("t", self.t.as_ref().map(|s| s.len())),
+            ("point", self.point.as_ref().map(|s| s.len())),
+            ("region", self.region.as_ref().map(|s| s.len())),
+        ];
+        for (what, len) in lens {
+            if let Some(got) = len {
+                if got != n {
+                    return Err(BatchError::LengthMismatch { what, expected: n, got });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn needs_t_or_point(&self) -> bool {
+        self.t.is_some() || self.point.is_some()
+    }
+
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        fn split<X>(s: Option<&mut [X]>, mid: usize) -> (Option<&mut [X]>, Option<&mut [X]>) {
+            match s {
+                Some(s) => {
+                    let (l, r) = s.split_at_mut(mid);
+                    (Some(l), Some(r))
+                }
+                None => (None, None),
+            }
+        }
+        let (d1, d2) = split(self.distance, mid);
+        let (s1, s2) = split(self.distance_squared, mid);
+        let (t1, t2) = split(self.t, mid);
+        let (p1, p2) = split(self.point, mid);
+        let (r1, r2) = split(self.region, mid);
+        (
+            Outputs { distance: d1, distance_squared: s1, t: t1, point: p1, region: r1 },
+            Outputs { distance: d2, distance_squared: s2, t: t2, point: p2, region: r2 },
+        )
+    }
+}
+
+/// Accurate (faithfully rounded) or fast (textbook) kernels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Tier {
+    /// The accurate tier: every output faithfully rounded.
+    #[default]
+    Accurate,
+    /// The fast tier: the textbook formula, made total.
+    Fast,
+}
+
+/// The instruction set the batch kernels run on.
+///
+/// `Auto` (the default) picks the best the CPU has at run time. The others
+/// force one path, for tests and benchmarks; asking for one the CPU lacks is
+/// an error.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Isa {
+    /// The best available.
+    #[default]
+    Auto,
+    /// The scalar kernels, one query at a time.
+    Scalar,
+    /// SSE2, 2 lanes (x86-64 only; exact products without FMA).
+    Sse2,
+    /// AVX2 with FMA, 4 lanes (x86-64).
+    Avx2,
+    /// AVX-512F, 8 lanes (x86-64).
+    Avx512,
+}
+
+impl Isa {
+    /// Whether this CPU can run it (`Auto` and `Scalar` always can).
+    ///
+    /// ```
+    /// assert!(segdist::batch::Isa::Scalar.is_available());
+    /// ```
+    #[must_use]
+    pub fn is_available(self) -> bool {
+        match self {
+            Isa::Auto | Isa::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse2 => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma"),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => std::is_x86_feature_detected!("avx512f"),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// The instruction set `Auto` resolves to on this CPU.
+    ///
+    /// ```
+    /// let isa = segdist::batch::Isa::detect();
+    /// assert!(isa.is_available() && isa != segdist::batch::Isa::Auto);
+    /// ```
+    #[must_use]
+    pub fn detect() -> Isa {
+        [Isa::Avx512, Isa::Avx2, Isa::Sse2].into_iter().find(|i| i.is_available()).unwrap_or(Isa::Scalar)
+    }
+}
+
+/// How a batch runs.
+///
+/// ```
+/// use segdist::batch::{Options, Tier};
+///
+/// let opts = Options { tier: Tier::Fast, threads: Some(1), ..Options::default() };
+/// assert!(!opts.line);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Options {
+    /// Project onto the infinite line through `a` and `b` (unclamped `t`).
+    pub line: bool,
+    /// Accurate (default) or fast.
+    pub tier: Tier,
+    /// `None`: all cores (rayon's global pool) for batches of 32k queries or
+    /// more; `Some(1)`: the calling thread only; `Some(k)`: a pool of `k`.
+    /// Results do not depend on it.
+    pub threads: Option<usize>,
+    /// The instruction set (default: the best available).
+    pub isa: Isa,
+}
+
+/// Why a batch call was refused (nothing is written then).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BatchError {
+    /// An input or output slice does not have the expected length.
+    LengthMismatch {
+        /// Which slice.
+        what: &'static str,
+        /// The number of queries.
+        expected: usize,
+        /// Its length.
+        got: usize,
+    },
+    /// [`Options::isa`] names an instruction set this CPU does not have.
+    IsaUnavailable(Isa),
+    /// The thread pool for [`Options::threads`] could not be built.
+    ThreadPool(String),
+}
+
+impl fmt::Display for BatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BatchError::LengthMismatch { what, expected, got } => {
+                write!(f, "{what} has length {got}, expected {expected}")
+            }
+            BatchError::IsaUnavailable(isa) => write!(f, "this CPU cannot run {isa:?}"),
+            BatchError::ThreadPool(e) => write!(f, "cannot build the thread pool: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BatchError {}
+
+/// One segment (or, with [`Options::line`], line) `a → b` against many
+/// points.
+///
+/// # Errors
+///
+/// [`BatchError::LengthMismatch`] when an output (or a column) is not as long
+/// as the points; [`BatchError::IsaUnavailable`], [`BatchError::ThreadPool`]
+/// for options this machine cannot honour. Nothing is written then.
+///
+/// # Example
+///
+/// ```
+/// use segdist::batch::{self, Options, Outputs};
+///
+/// let xs = [0.0f32, 1.0, 2.0];
+/// let ys = [1.0f32, 1.0, 1.0];
+/// let mut d2 = [0.0f32; 3];
+/// let out = Outputs { distance_squared: Some(&mut d2), ..Outputs::default() };
+/// batch::one_to_many([0.0, 0.0], [1.0, 0.0], [&xs[..], &ys[..]], out, &Options::default())?;
+/// assert_eq!(d2, [1.0, 1.0, 2.0]);
+/// # Ok::<(), segdist::batch::BatchError>(())
+/// ```
+pub fn one_to_many<'p, T: Scalar, const D: usize>(
+    a: [T; D],
+    b: [T; D],
+    points: impl Into<Points<'p, T, D>>,
+    out: Outputs<'_, T, D>,
+    opts: &Options,
+) -> Result<(), BatchError> {
+    let points = points.into();
+    let n = points.check("points")?;
+    run(Src::Fixed(a), Src::Fixed(b), points, n, out, opts)
+}
+
+/// Many (segment, point) pairs: query `i` is point `p[i]` against segment
+/// `a[i] → b[i]` (or the line through them, with [`Options::line`]).
+///
+/// # Errors
+///
+/// As [`one_to_many`], and [`BatchError::LengthMismatch`] when `a`, `b` and
+/// `p` differ in length.
+///
+/// # Example
+///
+/// ```
+/// use segdist::batch::{self, Options, Outputs};
+///
+/// let a = [[0.0, 0.0], [1.0, 1.0]];
+/// let b = [[2.0, 0.0], [1.0, 1.0]];
+/// let p = [[1.0, 3.0], [4.0, 5.0]];
+/// let mut d = [0.0; 2];
+/// batch::pairs(&a, &b, &p, Outputs { distance: Some(&mut d), ..Outputs::default() }, &Options::default())?;
+/// assert_eq!(d, [3.0, 5.0]);
+/// # Ok::<(), segdist::batch::BatchError>(())
+/// ```
+pub fn pairs<'p, T: Scalar, const D: usize>(
+    a: impl Into<Points<'p, T, D>>,
+    b: impl Into<Points<'p, T, D>>,
+    p: impl Into<Points<'p, T, D>>,
+    out: Outputs<'_, T, D>,
+    opts: &Options,
+) -> Result<(), BatchError> {
+    let (a, b, p) = (a.into(), b.into(), p.into());
+    let n = p.check("p")?;
+    for (what, x) in [("a", &a), ("b", &b)] {
+        let len = x.check(what)?;
+        if len != n {
+            return Err(BatchError::LengthMismatch { what, expected: n, got: len });
+        }
+    }
+    run(Src::Points(a), Src::Points(b), p, n, out, opts)
+}
+
+/// Every output for one segment against many points, allocated.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Projections<T, const D: usize> {
+    /// Distances.
+    pub distance: Vec<T>,
+    /// Squared distances.
+    pub distance_squared: Vec<T>,
+    /// Parameters `t`.
+    pub t: Vec<T>,
+    /// Closest points.
+    pub point: Vec<[T; D]>,
+    /// Regions.
+    pub region: Vec<Region>,
+}
+
+/// [`one_to_many`] with every output, allocated.
+///
+/// # Errors
+///
+/// As [`one_to_many`].
+///
+/// ```
+/// use segdist::{batch, Region};
+///
+/// let r = batch::project([0.0, 0.0], [2.0, 0.0], &[[1.0, 1.0], [3.0, 0.0]], &Default::default())?;
+/// assert_eq!(r.point, [[1.0, 0.0], [2.0, 0.0]]);
+/// assert_eq!(r.region, [Region::Interior, Region::End]);
+/// # Ok::<(), segdist::batch::BatchError>(())
+/// ```
+pub fn project<'p, T: Scalar, const D: usize>(
+    a: [T; D],
+    b: [T; D],
+    points: impl Into<Points<'p, T, D>>,
+    opts: &Options,
+) -> Result<Projections<T, D>, BatchError> {
+    let points = points.into();
+    let n = points.check("points")?;
+    let mut r = Projections {
+        distance: vec![T::ZERO; n],
+        distance_squared: vec![T::ZERO; n],
+        t: vec![T::ZERO; n],
+        point: vec![[T::ZERO; D]; n],
+        region: vec![Region::Start; n],
+    };
+    let out = Outputs {
+        distance: Some(&mut r.distance),
+        distance_squared: Some(&mut r.distance_squared),
+        t: Some(&mut r.t),
+        point: Some(&mut r.point),
+        region: Some(&mut r.region),
+    };
+    one_to_many(a, b, points, out, opts)?;
+    Ok(r)
+}
+
+/// Accurate distances from one segment to many points, on all cores.
+///
+/// # Errors
+///
+/// [`BatchError::LengthMismatch`] for columns of different lengths.
+///
+/// ```
+/// let d = segdist::batch::distances([0.0, 0.0], [4.0, 0.0], &[[2.0, 3.0], [7.0, 4.0]])?;
+/// assert_eq!(d, [3.0, 5.0]);
+/// # Ok::<(), segdist::batch::BatchError>(())
+/// ```
+pub fn distances<'p, T: Scalar, const D: usize>(
+    a: [T; D],
+    b: [T; D],
+    points: impl Into<Points<'p, T, D>>,
+) -> Result<Vec<T>, BatchError> {
+    let points = points.into();
+    let mut d = vec![T::ZERO; points.check("points")?];
+    one_to_many(a, b, points, Outputs { distance: Some(&mut d), ..Outputs::default() }, &Options::default())?;
+    Ok(d)
+}
+
+// ------------------------------------------------------------------ driver
+
+/// Where the segments' vertices come from.
+#[derive(Clone, Copy)]
+enum Src<'a, T, const D: usize> {
+    Fixed([T; D]),
+    Points(Points<'a, T, D>),
+}
+
+impl<'a, T: Copy, const D: usize> Src<'a, T, D> {
+    fn slice(&self, start: usize, end: usize) -> Self {
+        match self {
+            Src::Fixed(x) => Src::Fixed(*x),
+            Src::Points(p) => Src::Points(p.slice(start, end)),
+        }
+    }
+}
+
+fn run<T: Scalar, const D: usize>(
+    a: Src<'_, T, D>,
+    b: Src<'_, T, D>,
+    p: Points<'_, T, D>,
+    n: usize,
+    out: Outputs<'_, T, D>,
+    opts: &Options,
+) -> Result<(), BatchError> {
+    let () = Dim::<D>::CHECK;
+    out.check(n)?;
+    let isa = match opts.isa {
+        Isa::Auto => Isa::detect(),
+        isa if isa.is_available() => isa,
+        isa => return Err(BatchError::IsaUnavailable(isa)),
+    };
+    let job = Job { a, b, p, isa, tier: opts.tier, line: opts.line, full: out.needs_t_or_point() };
+    match opts.threads {
+        Some(1) => job.serial(out),
+        _ if n < PAR_MIN => job.serial(out),
+        None => job.parallel(out, n),
+        Some(k) => {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(k)
+                .build()
+                .map_err(|e| BatchError::ThreadPool(e.to_string()))?;
+            pool.install(|| job.parallel(out, n));
+        }
+    }
+    Ok(())
+}
+
+struct Job<'a, T, const D: usize> {
+    a: Src<'a, T, D>,
+    b: Src<'a, T, D>,
+    p: Points<'a, T, D>,
+    isa: Isa,
+    tier: Tier,
+    line: bool,
+    full: bool,
+}
+
+impl<T: Scalar, const D: usize> Job<'_, T, D> {
+    fn parallel(&self, out: Outputs<'_, T, D>, n: usize) {
+        // Halve until pieces are small enough for every thread to get several.
+        let grain = (n / (4 * rayon::current_num_threads())).max(PAR_MIN / 4);
+        self.split(out, 0, n, grain);
+    }
+
+    fn split(&self, out: Outputs<'_, T, D>, start: usize, end: usize, grain: usize) {
+        if end - start <= grain {
+            return self.range(out, start, end);
+        }
+        // Split on a block boundary so the pieces match a serial run's blocks.
+        let mid = start + ((end - start) / 2).div_ceil(BLOCK) * BLOCK;
+        let (lo, hi) = out.split_at(mid - start);
+        rayon::join(|| self.split(lo, start, mid, grain), || self.split(hi, mid, end, grain));
+    }
+
+    fn serial(&self, out: Outputs<'_, T, D>) {
+        self.range(out, 0, self.p.len());
+    }
+
+    /// Queries `start..end`, block by block.
+    fn range(&self, mut out: Outputs<'_, T, D>, start: usize, end: usize) {
+        if self.tier == Tier::Fast && !self.full && out.region.is_none() {
+            if let Points::Rows(p) = self.p {
+                let p = &p[start..end];
+                match (self.a, self.b) {
+                    (Src::Fixed(a), Src::Fixed(b)) => return fast_direct(Ends::One(a, b), p, self.line, out, self.isa),
+                    (Src::Points(Points::Rows(a)), Src::Points(Points::Rows(b))) => {
+                        return fast_direct(Ends::Many(&a[start..end], &b[start..end]), p, self.line, out, self.isa)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut blk = Block::<D>::new();
+        let (a, b, p) = (self.a.slice(start, end), self.b.slice(start, end), self.p.slice(start, end));
+        let mut i = 0;
+        while i < end - start {
+            let m = (end - start - i).min(BLOCK);
+            blk.fill(&a, &b, &p, i, m);
+            self.block(&mut blk, m);
+            blk.write(&mut out, i, m);
+            i += m;
+        }
+    }
+
+    fn block(&self, blk: &mut Block<D>, m: usize) {
+        match (self.tier, self.line, self.full) {
+            (Tier::Accurate, false, true) => accurate_block::<D, false, true>(blk, m, self.isa),
+            (Tier::Accurate, false, false) => accurate_block::<D, false, false>(blk, m, self.isa),
+            (Tier::Accurate, true, true) => accurate_block::<D, true, true>(blk, m, self.isa),
+            (Tier::Accurate, true, false) => accurate_block::<D, true, false>(blk, m, self.isa),
+            (Tier::Fast, line, _) => fast_block::<T, D>(blk, m, self.isa, line),
+        }
+    }
+}
+
+/// Inputs and outputs of up to [`BLOCK`] queries, as `f64` columns (exact for
+/// `f32` too). `fixed_a`/`fixed_b` hold the shared vertices of one-to-many
+/// batches, which are never copied per query.
+struct Block<const D: usize> {
+    a: [[f64; BLOCK]; D],
+    b: [[f64; BLOCK]; D],
+    p: [[f64; BLOCK]; D],
+    fixed_a: Option<[f64; D]>,
+    fixed_b: Option<[f64; D]>,
+    d: [f64; BLOCK],
+    d2: [f64; BLOCK],
+    t: [f64; BLOCK],
+    q: [[f64; BLOCK]; D],
+    /// Region per query as the lane kernels give it: 0 start, 1 interior,
+    /// 2 end, 3 undefined (converted only if the caller wants regions).
+    code: [f64; BLOCK],
+}
+
+impl<const D: usize> Block<D> {
+    fn new() -> Box<Self> {
+        Box::new(Block {
+            a: [[0.0; BLOCK]; D],
+            b: [[0.0; BLOCK]; D],
+            p: [[0.0; BLOCK]; D],
+            fixed_a: None,
+            fixed_b: None,
+            d: [0.0; BLOCK],
+            d2: [0.0; BLOCK],
+            t: [0.0; BLOCK],
+            q: [[0.0; BLOCK]; D],
+            code: [0.0; BLOCK],
+        })
+    }
+
+    fn fill<T: Scalar>(&mut self, a: &Src<'_, T, D>, b: &Src<'_, T, D>, p: &Points<'_, T, D>, i: usize, m: usize) {
+        fn cols<T: Scalar, const D: usize>(dst: &mut [[f64; BLOCK]; D], src: &Points<'_, T, D>, i: usize, m: usize) {
+            match src {
+                Points::Rows(r) => {
+                    for (j, row) in r[i..i + m].iter().enumerate() {
+                        for k in 0..D {
+                            dst[k][j] = row[k].to_f64();
+                        }
+                    }
+                }
+                Points::Columns(c) => {
+                    for k in 0..D {
+                        for (x, v) in dst[k][..m].iter_mut().zip(&c[k][i..i + m]) {
+                            *x = v.to_f64();
+                        }
+                    }
+                }
+            }
+        }
+        match a {
+            Src::Fixed(v) => self.fixed_a = Some(v.map(T::to_f64)),
+            Src::Points(pts) => cols(&mut self.a, pts, i, m),
+        }
+        match b {
+            Src::Fixed(v) => self.fixed_b = Some(v.map(T::to_f64)),
+            Src::Points(pts) => cols(&mut self.b, pts, i, m),
+        }
+        cols(&mut self.p, p, i, m);
+    }
+
+    #[inline(always)]
+    fn vertex(&self, fixed: Option<[f64; D]>, cols: &[[f64; BLOCK]; D], j: usize) -> [f64; D] {
+        match fixed {
+            Some(v) => v,
+            None => core::array::from_fn(|k| cols[k][j]),
+        }
+    }
+
+    #[inline(always)]
+    fn query(&self, j: usize) -> ([f64; D], [f64; D], [f64; D]) {
+        (
+            self.vertex(self.fixed_a, &self.a, j),
+            self.vertex(self.fixed_b, &self.b, j),
+            core::array::from_fn(|k| self.p[k][j]),
+        )
+    }
+
+    #[inline(always)]
+    fn put(&mut self, j: usize, r: &Raw<D>) {
+        self.d[j] = r.d;
+        self.d2[j] = r.d2;
+        self.t[j] = r.t;
+        for k in 0..D {
+            self.q[k][j] = r.point[k];
+        }
+        self.code[j] = region_code(r.region);
+    }
+
+    fn write<T: Scalar>(&self, out: &mut Outputs<'_, T, D>, i: usize, m: usize) {
+        if let Some(o) = out.distance.as_deref_mut() {
+            for (x, v) in o[i..i + m].iter_mut().zip(&self.d) {
+                *x = T::from_f64(*v);
+            }
+        }
+        if let Some(o) = out.distance_squared.as_deref_mut() {
+            for (x, v) in o[i..i + m].iter_mut().zip(&self.d2) {
+                *x = T::from_f64(*v);
+            }
+        }
+        if let Some(o) = out.t.as_deref_mut() {
+            for (x, v) in o[i..i + m].iter_mut().zip(&self.t) {
+                *x = T::from_f64(*v);
+            }
+        }
+        if let Some(o) = out.point.as_deref_mut() {
+            for (j, x) in o[i..i + m].iter_mut().enumerate() {
+                *x = core::array::from_fn(|k| T::from_f64(self.q[k][j]));
+            }
+        }
+        if let Some(o) = out.region.as_deref_mut() {
+            for (x, c) in o[i..i + m].iter_mut().zip(&self.code) {
+                *x = match *c as u8 {
+                    0 => Region::Start,
+                    1 => Region::Interior,
+                    2 => Region::End,
+                    _ => Region::Undefined,
+                };
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn region_code(r: Region) -> f64 {
+    match r {
+        Region::Start => 0.0,
+        Region::Interior => 1.0,
+        Region::End => 2.0,
+        Region::Undefined => 3.0,
+    }
+}
+
+// ------------------------------------------------------------ accurate tier
+
+fn accurate_block<const D: usize, const LINE: bool, const FULL: bool>(blk: &mut Block<D>, m: usize, isa: Isa) {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `run` resolved `isa` to one this CPU supports.
+        Isa::Avx512 => unsafe { accurate_avx512::<D, LINE, FULL>(blk, m) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above.
+        Isa::Avx2 => unsafe { accurate_avx2::<D, LINE, FULL>(blk, m) },
+        #[cfg(target_arch = "x86_64")]
+        Isa::Sse2 => accurate_lanes::<crate::lanes::Sse2, D, LINE, FULL>(blk, m),
+        _ => {
+            for j in 0..m {
+                let (a, b, p) = blk.query(j);
+                blk.put(j, &scalar_accurate::<D, LINE, FULL>(&a, &b, &p));
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn scalar_accurate<const D: usize, const LINE: bool, const FULL: bool>(
+    a: &[f64; D],
+    b: &[f64; D],
+    p: &[f64; D],
+) -> Raw<D> {
+    match (LINE, FULL) {
+        (false, true) => kernel::segment(a, b, p),
+        (false, false) => kernel::segment_distance(a, b, p),
+        (true, true) => kernel::line(a, b, p),
+        (true, false) => kernel::line_distance_only(a, b, p),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn accurate_avx512<const D: usize, const LINE: bool, const FULL: bool>(blk: &mut Block<D>, m: usize) {
+    accurate_lanes::<crate::lanes::Avx512, D, LINE, FULL>(blk, m);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn accurate_avx2<const D: usize, const LINE: bool, const FULL: bool>(blk: &mut Block<D>, m: usize) {
+    accurate_lanes::<crate::lanes::Avx2, D, LINE, FULL>(blk, m);
+}
+
+/// The lane kernel over a block; flagged lanes are redone by the scalar
+/// kernel, which is what makes every lane the scalar kernel's bits.
+#[inline(always)]
+fn accurate_lanes<V: Lanes, const D: usize, const LINE: bool, const FULL: bool>(blk: &mut Block<D>, m: usize) {
+    let splat_a = blk.fixed_a.map(|v| v.map(V::splat));
+    let splat_b = blk.fixed_b.map(|v| v.map(V::splat));
+    let mut j = 0;
+    while j < m {
+        let load = |c: &[[f64; BLOCK]; D]| -> [V; D] { core::array::from_fn(|k| V::load(&c[k][j..])) };
+        let a = splat_a.unwrap_or_else(|| load(&blk.a));
+        let b = splat_b.unwrap_or_else(|| load(&blk.b));
+        let p = load(&blk.p);
+        let r = batch_kernel::accurate::<V, D, LINE, FULL>(&a, &b, &p);
+        r.d.store(&mut blk.d[j..]);
+        r.d2.store(&mut blk.d2[j..]);
+        r.region.store(&mut blk.code[j..]);
+        if FULL {
+            r.t.store(&mut blk.t[j..]);
+            for k in 0..D {
+                r.q[k].store(&mut blk.q[k][j..]);
+            }
+        }
+        let mut bits = V::bits(r.fallback);
+        while bits != 0 {
+            let l = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if j + l < m {
+                let (a, b, p) = blk.query(j + l);
+                blk.put(j + l, &scalar_accurate::<D, LINE, FULL>(&a, &b, &p));
+            }
+        }
+        j += V::N;
+    }
+}
+
+// ---------------------------------------------------------------- fast tier
+
+fn fast_block<T: Scalar, const D: usize>(blk: &mut Block<D>, m: usize, isa: Isa, line: bool) {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `run` resolved `isa` to one this CPU supports.
+        Isa::Avx512 => unsafe { fast_avx512::<T, D>(blk, m, line) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above.
+        Isa::Avx2 => unsafe { fast_avx2::<T, D>(blk, m, line) },
+        _ => fast_loop::<T, D>(blk, m, line),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn fast_avx512<T: Scalar, const D: usize>(blk: &mut Block<D>, m: usize, line: bool) {
+    fast_loop::<T, D>(blk, m, line);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn fast_avx2<T: Scalar, const D: usize>(blk: &mut Block<D>, m: usize, line: bool) {
+    fast_loop::<T, D>(blk, m, line);
+}
+
+/// The segments of a direct fast loop: one for all points, or one per point.
+#[derive(Clone, Copy)]
+enum Ends<'a, T, const D: usize> {
+    One([T; D], [T; D]),
+    Many(&'a [[T; D]], &'a [[T; D]]),
+}
+
+/// The fast tier's common cases, rows in and distances out: straight from the
+/// caller's slices into the caller's outputs, vectorised for the instruction
+/// set (no block copies).
+fn fast_direct<T: Scalar, const D: usize>(
+    ends: Ends<'_, T, D>,
+    p: &[[T; D]],
+    line: bool,
+    out: Outputs<'_, T, D>,
+    isa: Isa,
+) {
+    let (d, d2) = (out.distance, out.distance_squared);
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `run` resolved `isa` to one this CPU supports.
+        Isa::Avx512 => unsafe { fast_direct_avx512(ends, p, line, d, d2) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above.
+        Isa::Avx2 => unsafe { fast_direct_avx2(ends, p, line, d, d2) },
+        _ => fast_direct_loop(ends, p, line, d, d2),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn fast_direct_avx512<T: Scalar, const D: usize>(
+    ends: Ends<'_, T, D>,
+    p: &[[T; D]],
+    line: bool,
+    d: Option<&mut [T]>,
+    d2: Option<&mut [T]>,
+) {
+    fast_direct_loop(ends, p, line, d, d2);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn fast_direct_avx2<T: Scalar, const D: usize>(
+    ends: Ends<'_, T, D>,
+    p: &[[T; D]],
+    line: bool,
+    d: Option<&mut [T]>,
+    d2: Option<&mut [T]>,
+) {
+    fast_direct_loop(ends, p, line, d, d2);
+}
+
+#[inline(always)]
+fn fast_direct_loop<T: Scalar, const D: usize>(
+    ends: Ends<'_, T, D>,
+    p: &[[T; D]],
+    line: bool,
+    mut d: Option<&mut [T]>,
+    mut d2: Option<&mut [T]>,
+) {
+    let sq = |a: &[T; D], b: &[T; D], pt: &[T; D]| {
+        if line {
+            fast::line_unchecked(a, b, pt).2
+        } else {
+            fast::segment_unchecked(a, b, pt).2
+        }
+    };
+    // One plain loop per output and shape, so each vectorises on its own.
+    let target: &mut [T] = match (d2.as_deref_mut(), d.as_deref_mut()) {
+        (Some(o), _) => o,
+        (None, Some(o)) => o,
+        (None, None) => return,
+    };
+    match ends {
+        Ends::One(a, b) => {
+            for (x, pt) in target.iter_mut().zip(p) {
+                *x = sq(&a, &b, pt);
+            }
+        }
+        Ends::Many(a, b) => {
+            for (((x, pt), a), b) in target.iter_mut().zip(p).zip(a).zip(b) {
+                *x = sq(a, b, pt);
+            }
+        }
+    }
+    // `target` holds d²; take square roots into d (in place when d² is not wanted).
+    match (d.as_deref_mut(), d2.as_deref()) {
+        (Some(o), Some(s)) => {
+            for (x, v) in o.iter_mut().zip(s) {
+                *x = v.sqrt();
+            }
+        }
+        (Some(o), None) => {
+            for x in o.iter_mut() {
+                *x = x.sqrt();
+            }
+        }
+        _ => {}
+    }
+    // Non-finite results: redo with the checked scalar kernel (NaN input
+    // must give NaN, exactly as the scalar API does).
+    for (i, pt) in p.iter().enumerate() {
+        let bad = match (d.as_deref(), d2.as_deref()) {
+            (_, Some(s)) => !s[i].is_finite(),
+            (Some(o), None) => !o[i].is_finite(),
+            _ => false,
+        };
+        if bad {
+            let (a, b) = match ends {
+                Ends::One(a, b) => (a, b),
+                Ends::Many(a, b) => (a[i], b[i]),
+            };
+            let v = if line { fast::line(&a, &b, pt).2 } else { fast::segment(&a, &b, pt).2 };
+            if let Some(o) = d.as_deref_mut() {
+                o[i] = v.sqrt();
+            }
+            if let Some(o) = d2.as_deref_mut() {
+                o[i] = v;
+            }
+        }
+    }
+}
+
+/// The fast kernel over a block, as a loop the compiler vectorises for the
+/// enclosing target features (no FMA is ever used, so every instruction set
+/// gives the same bits). Non-finite d² is re-checked afterwards with the
+/// scalar kernel, exactly as the scalar API does inline.
+#[inline(always)]
+fn fast_loop<T: Scalar, const D: usize>(blk: &mut Block<D>, m: usize, line: bool) {
+    if line {
+        fast_loop_of::<T, D, true>(blk, m);
+    } else {
+        fast_loop_of::<T, D, false>(blk, m);
+    }
+}
+
+#[inline(always)]
+fn fast_loop_of<T: Scalar, const D: usize, const LINE: bool>(blk: &mut Block<D>, m: usize) {
+    for j in 0..m {
+        let (a, b, p) = blk.query(j);
+        let (a, b, p) = (a.map(T::from_f64), b.map(T::from_f64), p.map(T::from_f64));
+        let (q, t, d2) = if LINE {
+            fast::line_unchecked(&a, &b, &p)
+        } else {
+            let (q, t, d2, _) = fast::segment_unchecked(&a, &b, &p);
+            (q, t, d2)
+        };
+        // The region as arithmetic, not as the scalar kernel's if-chain
+        // (which compiles to a branch): t = 0 → 0, 0 < t < 1 → 1, t = 1 → 2;
+        // on a line, 1 (0 on a degenerate one).
+        let code = if LINE {
+            let mut same = true;
+            for k in 0..D {
+                same &= a[k] == b[k];
+            }
+            1.0 - (same as u8 as f64)
+        } else {
+            (t > T::ZERO) as u8 as f64 + (t >= T::ONE) as u8 as f64
+        };
+        blk.d[j] = d2.sqrt().to_f64();
+        blk.d2[j] = d2.to_f64();
+        blk.t[j] = t.to_f64();
+        for (col, x) in blk.q.iter_mut().zip(q) {
+            col[j] = x.to_f64();
+        }
+        blk.code[j] = code;
+    }
+    for j in 0..m {
+        if !blk.d2[j].is_finite() {
+            let (a, b, p) = blk.query(j);
+            let (a, b, p) = (a.map(T::from_f64), b.map(T::from_f64), p.map(T::from_f64));
+            let (q, t, d2, region) = if LINE {
+                let (q, t, d2) = fast::line(&a, &b, &p);
+                let region = if d2.to_f64().is_nan() {
+                    Region::Undefined
+                } else if a == b {
+                    Region::Start
+                } else {
+                    Region::Interior
+                };
+                (q, t, d2, region)
+            } else {
+                fast::segment(&a, &b, &p)
+            };
+            let raw = Raw { point: q.map(T::to_f64), t: t.to_f64(), d: d2.sqrt().to_f64(), d2: d2.to_f64(), region };
+            blk.put(j, &raw);
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! The accurate kernel's direct path, `N` queries at a time.
+//!
+//! This is [`crate::kernel`]'s `direct` function rewritten without branches:
+//! every region is computed for every lane and the right one selected.
+//! Each value is produced by the same IEEE operations in the same order as
+//! the scalar kernel, so the selected lanes carry the scalar kernel's bits.
+//! Lanes the scalar kernel would send elsewhere (outside the direct window,
+//! not certified, or needing the exact path for `t`/`q`) are flagged; the
+//! batch driver recomputes those with the scalar kernel itself.
+
+use crate::kernel::{CANCEL, C_MIN, DIRECT_HI, DIRECT_LO, Q_MIN, TRUST, T_MIN};
+use crate::lanes::Lanes;
+
+const ERR_DOT: f64 = crate::eft::ERR_DOT;
+
+/// A double-double per lane.
+#[derive(Clone, Copy)]
+struct Dd<V> {
+    hi: V,
+    lo: V,
+}
+
+#[inline(always)]
+fn two_sum<V: Lanes>(a: V, b: V) -> (V, V) {
+    let s = a.add(b);
+    let bb = s.sub(a);
+    let e = a.sub(s.sub(bb)).add(b.sub(bb));
+    (s, e)
+}
+
+#[inline(always)]
+fn two_diff<V: Lanes>(a: V, b: V) -> (V, V) {
+    two_sum(a, b.neg())
+}
+
+#[inline(always)]
+fn norm<V: Lanes>(hi: V, lo: V) -> Dd<V> {
+    let s = hi.add(lo);
+    Dd { hi: s, lo: lo.sub(s.sub(hi)) }
+}
+
+#[inline(always)]
+fn diff<V: Lanes, const D: usize>(x: &[V; D], y: &[V; D]) -> [Dd<V>; D] {
+    core::array::from_fn(|i| {
+        let (h, l) = two_diff(x[i], y[i]);
+        Dd { hi: h, lo: l }
+    })
+}
+
+#[inline(always)]
+fn dot_dd<V: Lanes, const D: usize>(x: &[Dd<V>; D], y: &[Dd<V>; D]) -> (Dd<V>, V) {
+    let mut s = V::splat(0.0);
+    let mut c = V::splat(0.0);
+    let mut mag = V::splat(0.0);
+    for i in 0..D {
+        let (p, e) = V::two_prod(x[i].hi, y[i].hi);
+        let (s2, f) = two_sum(s, p);
+        s = s2;
+        c = c.add(f.add(e).add(x[i].hi.mul(y[i].lo).add(x[i].lo.mul(y[i].hi))));
+        mag = mag.add(p.abs());
+    }
+    (norm(s, c), mag.mul(V::splat(ERR_DOT)))
+}
+
+#[inline(always)]
+fn cross_dd<V: Lanes>(xi: Dd<V>, xj: Dd<V>, yi: Dd<V>, yj: Dd<V>) -> (Dd<V>, V) {
+    let (p1, e1) = V::two_prod(xi.hi, yj.hi);
+    let (p2, e2) = V::two_prod(xj.hi, yi.hi);
+    let (s, f) = two_diff(p1, p2);
+    let c = f.add(e1.sub(e2)).add(xi.hi.mul(yj.lo).add(xi.lo.mul(yj.hi)).sub(xj.hi.mul(yi.lo).add(xj.lo.mul(yi.hi))));
+    (norm(s, c), p1.abs().add(p2.abs()).mul(V::splat(ERR_DOT)))
+}
+
+#[inline(always)]
+fn mul_dd<V: Lanes>(x: Dd<V>, y: Dd<V>) -> Dd<V> {
+    let (p, e) = V::two_prod(x.hi, y.hi);
+    let e = e.add(x.hi.mul(y.lo).add(x.lo.mul(y.hi)));
+    norm(p, e)
+}
+
+#[inline(always)]
+fn add_dd<V: Lanes>(x: Dd<V>, y: Dd<V>) -> Dd<V> {
+    let (s, e) = two_sum(x.hi, y.hi);
+    norm(s, e.add(x.lo.add(y.lo)))
+}
+
+#[inline(always)]
+fn div_dd_inv<V: Lanes>(x: Dd<V>, y: Dd<V>, inv: V) -> Dd<V> {
+    let q = x.hi.mul(inv);
+    let (p, e) = V::two_prod(q, y.hi);
+    let r = x.hi.sub(p).sub(e).add(x.lo).sub(q.mul(y.lo));
+    norm(q, r.mul(inv))
+}
+
+#[inline(always)]
+fn sqrt_dd_rounded<V: Lanes>(x: Dd<V>) -> V {
+    let zero = V::splat(0.0);
+    let r = x.hi.sqrt();
+    let (p, e) = V::two_prod(r, r);
+    let res = x.hi.sub(p).sub(e).add(x.lo);
+    let up = r.bits_inc();
+    let down = r.bits_dec();
+    let go_up = up.sub(r).mul(r).lt(res);
+    let go_down = res.lt(r.sub(down).neg().mul(r));
+    let v = V::select(go_up, up, V::select(go_down, down, r));
+    V::select(x.hi.le(zero), zero, v)
+}
+
+#[inline(always)]
+fn hi_in<V: Lanes, const D: usize>(v: &[Dd<V>; D]) -> V::Mask {
+    let (lo, hi, zero) = (V::splat(DIRECT_LO), V::splat(DIRECT_HI), V::splat(0.0));
+    let mut ok = zero.eq(zero);
+    for x in v {
+        let h = x.hi.abs();
+        let inside = V::and(lo.le(h), h.le(hi));
+        ok = V::and(ok, V::or(inside, h.eq(zero)));
+    }
+    ok
+}
+
+/// Results for `N` lanes. `fallback` marks the lanes to recompute with the
+/// scalar kernel; their other fields are meaningless.
+pub(crate) struct Out<V: Lanes, const D: usize> {
+    pub d: V,
+    pub d2: V,
+    pub t: V,
+    pub q: [V; D],
+    /// 0 start, 1 interior, 2 end.
+    pub region: V,
+    pub fallback: V::Mask,
+}
+
+/// `N` accurate point–segment (`LINE = false`) or point–line projections.
+/// With `FULL = false`, `t` and `q` are not computed.
+#[inline(always)]
+pub(crate) fn accurate<V: Lanes, const D: usize, const LINE: bool, const FULL: bool>(
+    a: &[V; D],
+    b: &[V; D],
+    p: &[V; D],
+) -> Out<V, D> {
+    let zero = V::splat(0.0);
+    let one = V::splat(1.0);
+    let two = V::splat(2.0);
+    let trust = V::splat(TRUST);
+    let ab = diff(b, a);
+    let ap = diff(p, a);
+    let all = zero.eq(zero);
+    let in_window = V::and(hi_in(&ab), hi_in(&ap));
+    let mut fallback = V::andnot(in_window, all);
+
+    let (l, _) = dot_dd(&ab, &ab);
+    let l_zero = l.hi.eq(zero);
+    let (n, en) = dot_dd(&ap, &ab);
+
+    let n_zero = V::and(n.hi.eq(zero), en.eq(zero));
+    let (start, end, p_is_b, bp, interior) = if LINE {
+        let none = V::none();
+        (l_zero, none, none, ap, V::andnot(l_zero, all))
+    } else {
+        let two_en = two.mul(en);
+        let start = V::or(V::or(l_zero, n.hi.lt(two_en.neg())), n_zero);
+        let exact1 = V::andnot(start, n.hi.le(two_en));
+        let mut p_is_b = all;
+        for i in 0..D {
+            p_is_b = V::and(p_is_b, p[i].eq(b[i]));
+        }
+        let open = V::andnot(V::or(start, exact1), all);
+        let p_is_b = V::and(open, p_is_b);
+        let (s, f) = two_diff(n.hi, l.hi);
+        let m = s.add(f.add(n.lo.sub(l.lo)));
+        let em = two.mul(en.add(l.hi.mul(V::splat(ERR_DOT))));
+        let end_side = V::andnot(p_is_b, V::and(open, em.neg().le(m)));
+        let exact2 = V::and(end_side, m.le(em));
+        let bp = diff(p, b);
+        let careful = V::andnot(exact2, V::andnot(hi_in(&bp), end_side));
+        fallback = V::or(fallback, V::or(exact1, V::or(exact2, careful)));
+        let end = V::or(p_is_b, end_side);
+        let interior = V::andnot(V::or(p_is_b, end_side), open);
+        (start, end, p_is_b, bp, interior)
+    };
+
+    // A vertex's distance: |ap|² or |bp|², one dot product for both (the
+    // operands are chosen per lane first, which gives the same bits as
+    // computing both and choosing after).
+    let v: [Dd<V>; D] =
+        core::array::from_fn(|i| Dd { hi: V::select(end, bp[i].hi, ap[i].hi), lo: V::select(end, bp[i].lo, ap[i].lo) });
+    let (s_vertex, _) = dot_dd(&v, &v);
+
+    // Interior: d² = Σ C_ij² / L.
+    let (s, uncertain) = if D == 2 {
+        let (c, ec) = cross_dd(ab[0], ab[1], ap[0], ap[1]);
+        let c_zero = V::and(c.hi.eq(zero), ec.eq(zero));
+        let unc = V::andnot(c_zero, c.hi.abs().lt(trust.mul(ec)));
+        let sq = mul_dd(c, c);
+        (Dd { hi: V::select(c_zero, zero, sq.hi), lo: V::select(c_zero, zero, sq.lo) }, unc)
+    } else {
+        let mut sum = Dd { hi: zero, lo: zero };
+        let mut err = zero;
+        let mut any = V::none();
+        let mut tiny = V::none();
+        let c_min = V::splat(C_MIN);
+        for i in 0..D {
+            for j in i + 1..D {
+                let (c, ec) = cross_dd(ab[i], ab[j], ap[i], ap[j]);
+                any = V::or(any, ec.ne(zero));
+                tiny = V::or(tiny, V::and(c.hi.ne(zero), c.hi.abs().lt(c_min)));
+                sum = add_dd(sum, mul_dd(c, c));
+                err = err.add(two.mul(c.hi.abs()).add(ec).mul(ec));
+            }
+        }
+        (sum, V::or(tiny, V::and(any, sum.hi.lt(err.mul(trust)))))
+    };
+    fallback = V::or(fallback, V::and(interior, uncertain));
+    let inv_l = one.div(l.hi);
+    let s_zero = V::and(interior, s.hi.eq(zero));
+    let d2dd = div_dd_inv(s, l, inv_l);
+    // One rounded square root for every region, on the chosen operand.
+    let x = Dd { hi: V::select(interior, d2dd.hi, s_vertex.hi), lo: V::select(interior, d2dd.lo, s_vertex.lo) };
+    let is_zero = V::or(s_zero, p_is_b);
+    let d = V::select(is_zero, zero, sqrt_dd_rounded(x));
+    let d2 = V::select(is_zero, zero, x.hi);
+    let region = V::select(start, zero, V::select(end, two, one));
+    if !FULL {
+        return Out { d, d2, t: zero, q: *a, region, fallback };
+    }
+
+    // t and q, as the scalar kernel forms them; anything it would send to
+    // the exact path falls back here.
+    let mut tq_exact = n.hi.abs().lt(trust.mul(en));
+    let t = div_dd_inv(n, l, inv_l);
+    tq_exact = V::or(tq_exact, t.hi.abs().lt(V::splat(T_MIN)));
+    let mut q = *a;
+    for i in 0..D {
+        let (ph, pl) = V::two_prod(t.hi, ab[i].hi);
+        let pl = pl.add(t.hi.mul(ab[i].lo).add(t.lo.mul(ab[i].hi)));
+        let (s, f) = two_sum(a[i], ph);
+        let qi = s.add(f.add(pl));
+        let good = V::and(V::splat(CANCEL).mul(ph.abs()).le(qi.abs()), V::splat(Q_MIN).le(qi.abs()));
+        tq_exact = V::or(tq_exact, V::andnot(good, ph.ne(zero)));
+        q[i] = qi;
+    }
+    // The line's exactly-zero N: t = 0 and q = a (as the scalar kernel).
+    let tq_exact = V::andnot(n_zero, tq_exact);
+    fallback = V::or(fallback, V::and(interior, tq_exact));
+    let t_in = V::select(n_zero, zero, t.hi);
+    let t = V::select(start, zero, V::select(end, one, t_in));
+    for i in 0..D {
+        let qi = V::select(n_zero, a[i], q[i]);
+        q[i] = V::select(start, a[i], V::select(end, b[i], qi));
+    }
+    Out { d, d2, t, q, region, fallback }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel;
+    use crate::lanes::Scalar1;
+
+    /// A small deterministic generator of awkward inputs (the integration
+    /// tests run the full adversarial families through every ISA).
+    fn inputs() -> Vec<([f64; 2], [f64; 2], [f64; 2])> {
+        let mut s = 0x9e3779b97f4a7c15u64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let mut v = Vec::new();
+        for i in 0..20_000 {
+            let mut f = |scale: f64| ((next() >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * scale;
+            let scale = [1.0, 1e6, 1e-3, 1e100][i % 4];
+            let a = [f(scale), f(scale)];
+            let b = if i % 7 == 0 { a } else { [f(scale), f(scale)] };
+            let p = if i % 5 == 0 {
+                [a[0] + 0.5 * (b[0] - a[0]), a[1] + 0.5 * (b[1] - a[1])]
+            } else {
+                [f(scale), f(scale)]
+            };
+            v.push((a, b, p));
+        }
+        v
+    }
+
+    fn one_lane<const FMA: bool>() {
+        for (a, b, p) in inputs() {
+            let w = |x: [f64; 2]| x.map(Scalar1::<FMA>);
+            let r = accurate::<Scalar1<FMA>, 2, false, true>(&w(a), &w(b), &w(p));
+            if r.fallback {
+                continue;
+            }
+            let s = kernel::segment(&a, &b, &p);
+            assert_eq!(r.d.0.to_bits(), s.d.to_bits(), "{a:?} {b:?} {p:?}");
+            assert_eq!(r.d2.0.to_bits(), s.d2.to_bits());
+            assert_eq!(r.t.0.to_bits(), s.t.to_bits());
+            assert_eq!([r.q[0].0.to_bits(), r.q[1].0.to_bits()], s.point.map(f64::to_bits));
+        }
+    }
+
+    #[test]
+    fn one_lane_with_fma_is_the_scalar_kernel() {
+        one_lane::<true>();
+    }
+
+    #[test]
+    fn one_lane_with_dekker_is_the_scalar_kernel() {
+        one_lane::<false>();
+    }
+}

@@ -1,0 +1,276 @@
+//! The batch layer against the scalar methods, bit for bit: every
+//! instruction set this CPU has, both tiers, segment and line, all outputs or
+//! distance only, 2D and 3D, f64 and f32, every adversarial family; and the
+//! same results whatever the thread count or input layout.
+
+// Tests index several parallel arrays by query number.
+#![allow(clippy::needless_range_loop)]
+
+mod common;
+
+use common::*;
+use segdist::batch::{self, BatchError, Isa, Options, Outputs, Points, Tier};
+use segdist::{Line, Region, Scalar, Segment};
+
+const ISAS: [Isa; 4] = [Isa::Scalar, Isa::Sse2, Isa::Avx2, Isa::Avx512];
+
+fn isas() -> Vec<Isa> {
+    let v: Vec<Isa> = ISAS.into_iter().filter(|i| i.is_available()).collect();
+    eprintln!("instruction sets tested here: {v:?}");
+    v
+}
+
+/// What the scalar API says for one query: (d, d2, t, q, region).
+fn scalar<T: Scalar, const D: usize>(
+    a: [T; D],
+    b: [T; D],
+    p: [T; D],
+    tier: Tier,
+    line: bool,
+) -> (T, T, T, [T; D], Option<Region>) {
+    match (tier, line) {
+        (Tier::Accurate, false) => {
+            let r = Segment::new(a, b).closest_point(p);
+            (r.distance, r.distance_squared, r.t, r.point, Some(r.region))
+        }
+        (Tier::Fast, false) => {
+            let r = Segment::new(a, b).closest_point_fast(p);
+            (r.distance, r.distance_squared, r.t, r.point, Some(r.region))
+        }
+        (Tier::Accurate, true) => {
+            let r = Line::new(a, b).closest_point(p);
+            (r.distance, r.distance_squared, r.t, r.point, None)
+        }
+        (Tier::Fast, true) => {
+            let r = Line::new(a, b).closest_point_fast(p);
+            (r.distance, r.distance_squared, r.t, r.point, None)
+        }
+    }
+}
+
+fn same<T: Scalar>(x: T, y: T) -> bool {
+    x.to_f64().to_bits() == y.to_f64().to_bits() || (x.to_f64().is_nan() && y.to_f64().is_nan())
+}
+
+/// Runs `pairs` with every output, and again with distances only, and
+/// compares both with the scalar API.
+fn check_pairs<T: Scalar, const D: usize>(a: &[[T; D]], b: &[[T; D]], p: &[[T; D]], opts: &Options, label: &str) {
+    let n = p.len();
+    let mut d = vec![T::ZERO; n];
+    let mut d2 = vec![T::ZERO; n];
+    let mut t = vec![T::ZERO; n];
+    let mut q = vec![[T::ZERO; D]; n];
+    let mut region = vec![Region::Start; n];
+    let out = Outputs {
+        distance: Some(&mut d),
+        distance_squared: Some(&mut d2),
+        t: Some(&mut t),
+        point: Some(&mut q),
+        region: Some(&mut region),
+    };
+    batch::pairs(a, b, p, out, opts).unwrap();
+    let mut d_only = vec![T::ZERO; n];
+    let mut d2_only = vec![T::ZERO; n];
+    let out = Outputs { distance: Some(&mut d_only), distance_squared: Some(&mut d2_only), ..Outputs::default() };
+    batch::pairs(a, b, p, out, opts).unwrap();
+    for i in 0..n {
+        let (sd, sd2, st, sq, sr) = scalar(a[i], b[i], p[i], opts.tier, opts.line);
+        let ctx = || format!("{label} {opts:?} query {i}: a={:?} b={:?} p={:?}", a[i], b[i], p[i]);
+        assert!(same(d[i], sd) && same(d2[i], sd2), "d/d2 {:?}/{:?} vs scalar {sd:?}/{sd2:?}: {}", d[i], d2[i], ctx());
+        assert!(same(d_only[i], sd) && same(d2_only[i], sd2), "distance-only {:?} vs {sd:?}: {}", d_only[i], ctx());
+        assert!(same(t[i], st), "t {:?} vs {st:?}: {}", t[i], ctx());
+        for k in 0..D {
+            assert!(same(q[i][k], sq[k]), "q {:?} vs {sq:?}: {}", q[i], ctx());
+        }
+        if let Some(sr) = sr {
+            assert_eq!(region[i], sr, "region: {}", ctx());
+        }
+    }
+}
+
+/// A family's name and its queries as three columns of vertices and points.
+type Family<const D: usize> = (&'static str, Vec<[f64; D]>, Vec<[f64; D]>, Vec<[f64; D]>);
+
+fn families<const D: usize>(n: usize) -> Vec<Family<D>> {
+    FAMILIES
+        .iter()
+        .map(|f| {
+            let cases = generate::<D>(f, 31337, n);
+            (
+                *f,
+                cases.iter().map(|c| c.0).collect(),
+                cases.iter().map(|c| c.1).collect(),
+                cases.iter().map(|c| c.2).collect(),
+            )
+        })
+        .collect()
+}
+
+fn bit_identical<const D: usize>() {
+    let fams = families::<D>(300);
+    for isa in isas() {
+        for tier in [Tier::Accurate, Tier::Fast] {
+            for line in [false, true] {
+                let opts = Options { line, tier, threads: Some(1), isa };
+                for (fam, a, b, p) in &fams {
+                    check_pairs(a, b, p, &opts, fam);
+                    let a32: Vec<[f32; D]> = a.iter().map(|v| v.map(|x| x as f32)).collect();
+                    let b32: Vec<[f32; D]> = b.iter().map(|v| v.map(|x| x as f32)).collect();
+                    let p32: Vec<[f32; D]> = p.iter().map(|v| v.map(|x| x as f32)).collect();
+                    check_pairs(&a32, &b32, &p32, &opts, fam);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_isa_matches_scalar_bit_for_bit_2d() {
+    bit_identical::<2>();
+}
+
+#[test]
+fn every_isa_matches_scalar_bit_for_bit_3d() {
+    bit_identical::<3>();
+}
+
+#[test]
+fn one_to_many_matches_pairs() {
+    for isa in isas() {
+        for (fam, a, b, p) in families::<2>(200) {
+            let opts = Options { isa, threads: Some(1), ..Options::default() };
+            for s in 0..3 {
+                let r = batch::project(a[s], b[s], &p, &opts).unwrap();
+                for i in 0..p.len() {
+                    let e = Segment::new(a[s], b[s]).closest_point(p[i]);
+                    assert!(same(r.distance[i], e.distance) && same(r.t[i], e.t), "{fam} {isa:?}");
+                    assert_eq!(r.region[i], e.region);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn threads_and_layouts_do_not_change_results() {
+    let cases = generate::<2>("uniform", 5, 100_003);
+    let p: Vec<[f64; 2]> = cases.iter().map(|c| c.2).collect();
+    let xs: Vec<f64> = p.iter().map(|v| v[0]).collect();
+    let ys: Vec<f64> = p.iter().map(|v| v[1]).collect();
+    let (a, b) = ([0.25, 0.5], [0.75, 0.625]);
+    let run = |threads: Option<usize>, cols: bool| {
+        let mut d = vec![0.0; p.len()];
+        let mut q = vec![[0.0; 2]; p.len()];
+        let out = Outputs { distance: Some(&mut d), point: Some(&mut q), ..Outputs::default() };
+        let opts = Options { threads, ..Options::default() };
+        if cols {
+            batch::one_to_many(a, b, [&xs[..], &ys[..]], out, &opts).unwrap();
+        } else {
+            batch::one_to_many(a, b, &p, out, &opts).unwrap();
+        }
+        (d, q)
+    };
+    let one = run(Some(1), false);
+    assert_eq!(one, run(None, false));
+    assert_eq!(one, run(Some(2), false));
+    assert_eq!(one, run(Some(3), true));
+    for (i, pt) in p.iter().enumerate().step_by(997) {
+        assert_eq!(one.0[i], Segment::new(a, b).distance(*pt));
+    }
+}
+
+#[test]
+fn length_mismatches_are_errors_and_write_nothing() {
+    let p = [[1.0, 2.0], [3.0, 4.0]];
+    let mut d = [7.0; 3];
+    let err = batch::one_to_many(
+        [0.0, 0.0],
+        [1.0, 0.0],
+        &p,
+        Outputs { distance: Some(&mut d), ..Outputs::default() },
+        &Options::default(),
+    );
+    assert_eq!(err, Err(BatchError::LengthMismatch { what: "distance", expected: 2, got: 3 }));
+    assert_eq!(d, [7.0; 3]);
+    let xs = [1.0, 2.0];
+    let ys = [1.0];
+    let err = batch::distances([0.0, 0.0], [1.0, 0.0], Points::Columns([&xs[..], &ys[..]]));
+    assert_eq!(err, Err(BatchError::LengthMismatch { what: "points", expected: 2, got: 1 }));
+    let err = batch::pairs(&p, &p[..1], &p, Outputs::<f64, 2>::default(), &Options::default());
+    assert_eq!(err, Err(BatchError::LengthMismatch { what: "b", expected: 2, got: 1 }));
+    assert_eq!(err.unwrap_err().to_string(), "b has length 1, expected 2");
+}
+
+#[test]
+fn empty_input_is_fine() {
+    let p: [[f64; 3]; 0] = [];
+    assert_eq!(batch::distances([0.0; 3], [1.0; 3], &p).unwrap(), Vec::<f64>::new());
+}
+
+#[test]
+fn unavailable_isa_is_an_error() {
+    for isa in ISAS {
+        let r = batch::distances([0.0, 0.0], [1.0, 0.0], &[[0.0, 1.0]]);
+        assert!(r.is_ok());
+        let opts = Options { isa, ..Options::default() };
+        let res = batch::one_to_many([0.0, 0.0], [1.0, 0.0], &[[0.0, 1.0]], Outputs::default(), &opts);
+        assert_eq!(res.is_ok(), isa.is_available(), "{isa:?}");
+    }
+}
+
+#[test]
+fn nan_queries_come_out_nan_in_a_batch() {
+    let p = [[f64::NAN, 0.0], [1.0, 1.0], [f64::INFINITY, 0.0]];
+    for isa in isas() {
+        for tier in [Tier::Accurate, Tier::Fast] {
+            let opts = Options { isa, tier, ..Options::default() };
+            let mut d = [0.0; 3];
+            let mut r = [Region::Start; 3];
+            batch::one_to_many(
+                [0.0, 0.0],
+                [2.0, 0.0],
+                &p,
+                Outputs { distance: Some(&mut d), region: Some(&mut r), ..Outputs::default() },
+                &opts,
+            )
+            .unwrap();
+            assert!(d[0].is_nan() && d[2].is_nan() && d[1] == 1.0, "{isa:?} {tier:?}: {d:?}");
+            assert_eq!(r, [Region::Undefined, Region::Interior, Region::Undefined]);
+        }
+    }
+}
+
+#[test]
+fn distance_only_one_to_many_matches_scalar_on_every_isa() {
+    for isa in isas() {
+        for tier in [Tier::Accurate, Tier::Fast] {
+            for line in [false, true] {
+                for (fam, a, b, p) in families::<3>(150) {
+                    let opts = Options { isa, tier, line, threads: Some(1) };
+                    let mut d = vec![0.0; p.len()];
+                    let mut d2 = vec![0.0; p.len()];
+                    batch::one_to_many(a[0], b[0], &p, Outputs { distance: Some(&mut d), ..Outputs::default() }, &opts)
+                        .unwrap();
+                    batch::one_to_many(
+                        a[1],
+                        b[1],
+                        &p,
+                        Outputs { distance_squared: Some(&mut d2), ..Outputs::default() },
+                        &opts,
+                    )
+                    .unwrap();
+                    for i in 0..p.len() {
+                        let (sd, _, _, _, _) = scalar(a[0], b[0], p[i], tier, line);
+                        let (_, sd2, _, _, _) = scalar(a[1], b[1], p[i], tier, line);
+                        assert!(
+                            same(d[i], sd) && same(d2[i], sd2),
+                            "{fam} {opts:?} {i}: {} vs {sd}, {} vs {sd2}",
+                            d[i],
+                            d2[i]
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
