@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use segdist::{Line, Scalar, Segment};
+use segdist::{batch, Region, Scalar};
 
 use crate::output::Output;
 
@@ -45,6 +45,9 @@ pub struct PairsArgs {
     /// Use the fast tier (textbook formula, not faithfully rounded).
     #[arg(long)]
     fast: bool,
+    /// Worker threads (default: all cores).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,
@@ -191,40 +194,27 @@ fn parse<T: CliFloat>(rec: &csv::ByteRecord, field: usize, ctx: &Ctx) -> Result<
     Ok(v)
 }
 
-/// One computed row.
-struct Row<T, const D: usize> {
-    d: T,
-    d2: T,
-    q: [T; D],
-    t: T,
-    region: &'static str,
-}
-
-fn compute<T: Scalar, const D: usize>(a: [T; D], b: [T; D], p: [T; D], args: &PairsArgs) -> Row<T, D> {
-    if args.line {
-        let l = Line::new(a, b);
-        let r = if args.fast { l.closest_point_fast(p) } else { l.closest_point(p) };
-        Row { d: r.distance, d2: r.distance_squared, q: r.point, t: r.t, region: "" }
-    } else {
-        let s = Segment::new(a, b);
-        let r = if args.fast { s.closest_point_fast(p) } else { s.closest_point(p) };
-        Row { d: r.distance, d2: r.distance_squared, q: r.point, t: r.t, region: r.region.as_str() }
-    }
-}
-
 fn process<T: CliFloat, const D: usize>(
     rdr: &mut csv::Reader<Box<dyn Read>>,
     w: &mut csv::Writer<&mut Output>,
     ctx: &Ctx,
 ) -> Result<()> {
+    let args = ctx.args;
+    let opts = batch::Options {
+        line: args.line,
+        tier: if args.fast { batch::Tier::Fast } else { batch::Tier::Accurate },
+        threads: args.threads,
+        ..batch::Options::default()
+    };
     let mut records: Vec<csv::ByteRecord> = Vec::with_capacity(CHUNK);
-    let mut rows: Vec<Row<T, D>> = Vec::with_capacity(CHUNK);
+    let (mut a, mut b, mut p) = (Vec::with_capacity(CHUNK), Vec::with_capacity(CHUNK), Vec::with_capacity(CHUNK));
+    let (mut d, mut d2, mut t) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut q, mut region) = (Vec::new(), Vec::new());
     let mut buf = ryu::Buffer::new();
     let mut done = false;
     let mut first = true;
     while !done {
         records.clear();
-        rows.clear();
         while records.len() < CHUNK {
             let mut rec = csv::ByteRecord::new();
             let more = rdr.read_byte_record(&mut rec).map_err(|e| read_error(e, ctx.name))?;
@@ -234,27 +224,48 @@ fn process<T: CliFloat, const D: usize>(
             }
             records.push(rec);
         }
+        // Parse the whole chunk first: a bad row stops the run before any of
+        // its chunk is written.
+        a.clear();
+        b.clear();
+        p.clear();
         for rec in &records {
             let mut v = [[T::ZERO; D]; 3];
             for (k, &field) in ctx.cols.idx.iter().enumerate() {
                 v[k / D][k % D] = parse::<T>(rec, field, ctx)?;
             }
-            rows.push(compute(v[0], v[1], v[2], ctx.args));
+            a.push(v[0]);
+            b.push(v[1]);
+            p.push(v[2]);
         }
+        let n = records.len();
+        d.resize(n, T::ZERO);
+        d2.resize(n, T::ZERO);
+        t.resize(n, T::ZERO);
+        q.resize(n, [T::ZERO; D]);
+        region.resize(n, Region::Start);
+        let out = batch::Outputs {
+            distance: Some(&mut d[..]),
+            distance_squared: Some(&mut d2[..]),
+            t: Some(&mut t[..]),
+            point: Some(&mut q[..]),
+            region: Some(&mut region[..]),
+        };
+        batch::pairs(&a, &b, &p, out, &opts)?;
         if first {
             w.write_byte_record(ctx.out_header)?;
             first = false;
         }
-        for (rec, row) in records.iter().zip(&rows) {
+        for (i, rec) in records.iter().enumerate() {
             let mut out = rec.clone();
-            out.push_field(row.d.write(&mut buf).as_bytes());
-            out.push_field(row.d2.write(&mut buf).as_bytes());
-            for x in row.q {
+            out.push_field(d[i].write(&mut buf).as_bytes());
+            out.push_field(d2[i].write(&mut buf).as_bytes());
+            for x in q[i] {
                 out.push_field(x.write(&mut buf).as_bytes());
             }
-            out.push_field(row.t.write(&mut buf).as_bytes());
-            if !ctx.args.line {
-                out.push_field(row.region.as_bytes());
+            out.push_field(t[i].write(&mut buf).as_bytes());
+            if !args.line {
+                out.push_field(region[i].as_str().as_bytes());
             }
             w.write_byte_record(&out)?;
         }
