@@ -502,15 +502,25 @@ fn run<T: Scalar, const D: usize>(
         Some(1) => job.serial(out),
         _ if n < PAR_MIN => job.serial(out),
         None => job.parallel(out, n),
-        Some(k) => {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(k)
-                .build()
-                .map_err(|e| BatchError::ThreadPool(e.to_string()))?;
-            pool.install(|| job.parallel(out, n));
-        }
+        Some(k) => pool(k)?.install(|| job.parallel(out, n)),
     }
     Ok(())
+}
+
+/// A rayon pool of `k` threads, built once per `k` and kept (building one per
+/// call costs more than a small batch).
+fn pool(k: usize) -> Result<std::sync::Arc<rayon::ThreadPool>, BatchError> {
+    use std::sync::{Arc, Mutex};
+    static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+    let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = pools.iter().find(|(n, _)| *n == k) {
+        return Ok(p.clone());
+    }
+    let p = Arc::new(
+        rayon::ThreadPoolBuilder::new().num_threads(k).build().map_err(|e| BatchError::ThreadPool(e.to_string()))?,
+    );
+    pools.push((k, p.clone()));
+    Ok(p)
 }
 
 struct Job<'a, T, const D: usize> {
