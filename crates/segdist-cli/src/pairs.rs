@@ -1,7 +1,7 @@
 //! `segdist pairs`: one (segment, point) query per CSV row.
 
 use std::fs::File;
-use std::io::{self, IsTerminal, Read};
+use std::io::{self, BufRead, IsTerminal, Read};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -14,7 +14,8 @@ use crate::output::Output;
 /// For each row, the closest point on segment a→b to point p, and how far.
 ///
 /// Reads a CSV whose header names the columns ax,ay,bx,by,px,py (add
-/// az,bz,pz for 3D; other columns are kept and their order is free) and
+/// az,bz,pz for 3D; other columns are kept and their order is free; the
+/// delimiter is detected and used for the output too) and
 /// writes the same rows followed by the columns d,d2,qx,qy,t,region (with qz
 /// after qy in 3D).
 /// Every number is faithfully rounded and printed in the shortest form that
@@ -45,6 +46,10 @@ pub struct PairsArgs {
     /// Use the fast tier (textbook formula, not faithfully rounded).
     #[arg(long)]
     fast: bool,
+    /// Field delimiter (default: detected from the header line among
+    /// ',', ';', tab and '|').
+    #[arg(short, long, value_name = "CHAR")]
+    delimiter: Option<char>,
     /// Worker threads (default: all cores).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
@@ -65,12 +70,19 @@ pub fn run(args: &PairsArgs) -> Result<()> {
         }
         _ => ("<stdin>".to_string(), Box::new(io::stdin().lock()), None),
     };
-    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(reader);
+    let mut reader = io::BufReader::with_capacity(1 << 16, reader);
+    let delimiter = match args.delimiter {
+        Some(c) if c.is_ascii() => c as u8,
+        Some(c) => bail!("--delimiter must be a single ASCII character, not {c:?}"),
+        None => sniff_delimiter(reader.fill_buf().with_context(|| format!("cannot read {name}"))?),
+    };
+    let reader: Box<dyn Read> = Box::new(reader);
+    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).delimiter(delimiter).from_reader(reader);
     let header = rdr.byte_headers().with_context(|| format!("{name}: cannot read the header"))?.clone();
     let cols = Columns::find(&header, &name)?;
     let progress = progress_bar(args.quiet, len);
     let mut out = Output::open(args.out.as_deref())?;
-    let mut w = csv::WriterBuilder::new().from_writer(&mut out);
+    let mut w = csv::WriterBuilder::new().delimiter(delimiter).from_writer(&mut out);
     let mut head = header.clone();
     for c in ["d", "d2", "qx", "qy"] {
         head.push_field(c.as_bytes());
@@ -94,6 +106,16 @@ pub fn run(args: &PairsArgs) -> Result<()> {
     out.finish()?;
     progress.finish_and_clear();
     Ok(())
+}
+
+/// The most frequent of `,` `;` tab `|` on the first line (`,` if none).
+fn sniff_delimiter(head: &[u8]) -> u8 {
+    let line = head.split(|&c| c == b'\n').next().unwrap_or_default();
+    [b',', b';', b'\t', b'|']
+        .into_iter()
+        .max_by_key(|d| (line.iter().filter(|c| *c == d).count(), *d == b','))
+        .filter(|d| line.contains(d))
+        .unwrap_or(b',')
 }
 
 fn progress_bar(quiet: bool, len: Option<u64>) -> ProgressBar {

@@ -184,3 +184,20 @@ fn help_shows_an_example_and_version_works() {
     let o = segdist(&["--version"], None);
     assert!(stdout(&o).starts_with("segdist "));
 }
+
+#[test]
+fn delimiter_is_detected_and_kept() {
+    let o = segdist(&["pairs"], Some("ax;ay;bx;by;px;py\n0;0;2;0;1;3\n"));
+    assert_eq!(stdout(&o), "ax;ay;bx;by;px;py;d;d2;qx;qy;t;region\n0;0;2;0;1;3;3.0;9.0;1.0;0.0;0.5;interior\n");
+    let o = segdist(&["pairs"], Some("ax\tay\tbx\tby\tpx\tpy\n0\t0\t2\t0\t1\t3\n"));
+    assert!(stdout(&o).starts_with("ax\tay\tbx\tby\tpx\tpy\td\t"), "{}", stdout(&o));
+    let o = segdist(&["pairs", "--delimiter", "|"], Some("ax|ay|bx|by|px|py\n0|0|2|0|1|3\n"));
+    assert!(stdout(&o).ends_with("|3.0|9.0|1.0|0.0|0.5|interior\n"), "{}", stdout(&o));
+}
+
+#[test]
+fn bom_crlf_and_quotes_are_read() {
+    let o = segdist(&["pairs"], Some("\u{feff}ax,ay,bx,by,px,py\r\n\"0\",+0,2,0,1,-3\r\n"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().nth(1), Some("0,+0,2,0,1,-3,3.0,9.0,1.0,0.0,0.5,interior"));
+}
