@@ -903,51 +903,69 @@ fn fast_direct_loop<T: Scalar, const D: usize>(
             fast::segment_unchecked(a, b, pt).2
         }
     };
-    // One plain loop per output and shape, so each vectorises on its own.
-    let target: &mut [T] = match (d2.as_deref_mut(), d.as_deref_mut()) {
-        (Some(o), _) => o,
-        (None, Some(o)) => o,
-        (None, None) => return,
-    };
-    match ends {
-        Ends::One(a, b) => {
-            for (x, pt) in target.iter_mut().zip(p) {
-                *x = sq(&a, &b, pt);
-            }
-        }
-        Ends::Many(a, b) => {
-            for (((x, pt), a), b) in target.iter_mut().zip(p).zip(a).zip(b) {
-                *x = sq(a, b, pt);
-            }
-        }
-    }
-    // `target` holds d²; take square roots into d (in place when d² is not wanted).
-    match (d.as_deref_mut(), d2.as_deref()) {
-        (Some(o), Some(s)) => {
-            for (x, v) in o.iter_mut().zip(s) {
+    // One pass over the points, writing every requested output in it (a
+    // second pass over the outputs costs as much memory traffic as the
+    // kernel), and noting whether any d² came out non-finite: inside the
+    // loop for one segment; for pairs in a scan after it, since the flag kept
+    // the four-way loop from vectorising (5.7 against 2.4 ns per query).
+    let mut finite = true;
+    match (&mut d, &mut d2, ends) {
+        (Some(o), None, Ends::One(a, b)) => {
+            for (x, pt) in o.iter_mut().zip(p) {
+                let v = sq(&a, &b, pt);
+                finite &= v.is_finite();
                 *x = v.sqrt();
             }
         }
-        (Some(o), None) => {
-            for x in o.iter_mut() {
-                *x = x.sqrt();
+        (None, Some(o), Ends::One(a, b)) => {
+            for (x, pt) in o.iter_mut().zip(p) {
+                let v = sq(&a, &b, pt);
+                finite &= v.is_finite();
+                *x = v;
             }
         }
-        _ => {}
+        (Some(o), Some(o2), Ends::One(a, b)) => {
+            for ((x, y), pt) in o.iter_mut().zip(o2.iter_mut()).zip(p) {
+                let v = sq(&a, &b, pt);
+                finite &= v.is_finite();
+                *x = v.sqrt();
+                *y = v;
+            }
+        }
+        (Some(o), None, Ends::Many(a, b)) => {
+            for (((x, pt), a), b) in o.iter_mut().zip(p).zip(a).zip(b) {
+                *x = sq(a, b, pt).sqrt();
+            }
+            finite = o.iter().all(|x| x.is_finite());
+        }
+        (None, Some(o), Ends::Many(a, b)) => {
+            for (((x, pt), a), b) in o.iter_mut().zip(p).zip(a).zip(b) {
+                *x = sq(a, b, pt);
+            }
+            finite = o.iter().all(|x| x.is_finite());
+        }
+        (Some(o), Some(o2), Ends::Many(a, b)) => {
+            for ((((x, y), pt), a), b) in o.iter_mut().zip(o2.iter_mut()).zip(p).zip(a).zip(b) {
+                let v = sq(a, b, pt);
+                *x = v.sqrt();
+                *y = v;
+            }
+            finite = o2.iter().all(|x| x.is_finite());
+        }
+        (None, None, _) => return,
+    }
+    if finite {
+        return;
     }
     // Non-finite results: redo with the checked scalar kernel (NaN input
     // must give NaN, exactly as the scalar API does).
     for (i, pt) in p.iter().enumerate() {
-        let bad = match (d.as_deref(), d2.as_deref()) {
-            (_, Some(s)) => !s[i].is_finite(),
-            (Some(o), None) => !o[i].is_finite(),
-            _ => false,
+        let (a, b) = match ends {
+            Ends::One(a, b) => (a, b),
+            Ends::Many(a, b) => (a[i], b[i]),
         };
-        if bad {
-            let (a, b) = match ends {
-                Ends::One(a, b) => (a, b),
-                Ends::Many(a, b) => (a[i], b[i]),
-            };
+        let v = sq(&a, &b, pt);
+        if !v.is_finite() {
             let v = if line { fast::line(&a, &b, pt).2 } else { fast::segment(&a, &b, pt).2 };
             if let Some(o) = d.as_deref_mut() {
                 o[i] = v.sqrt();

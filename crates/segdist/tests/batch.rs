@@ -95,7 +95,8 @@ fn families<const D: usize>(n: usize) -> Vec<Family<D>> {
     FAMILIES
         .iter()
         .map(|f| {
-            let cases = generate::<D>(f, 31337, n);
+            let seed = std::env::var("SEGDIST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(31337);
+            let cases = generate::<D>(f, seed, n);
             (
                 *f,
                 cases.iter().map(|c| c.0).collect(),
@@ -107,7 +108,9 @@ fn families<const D: usize>(n: usize) -> Vec<Family<D>> {
 }
 
 fn bit_identical<const D: usize>() {
-    let fams = families::<D>(300);
+    // SEGDIST_SWEEP=N multiplies the cases, SEGDIST_SEED changes them.
+    let k: usize = std::env::var("SEGDIST_SWEEP").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let fams = families::<D>(300 * k);
     for isa in isas() {
         for tier in [Tier::Accurate, Tier::Fast] {
             for line in [false, true] {
