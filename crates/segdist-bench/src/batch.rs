@@ -219,6 +219,12 @@ fn textbook_loops<
     ]
 }
 
+/// `SEGDIST_BENCH_ONLY=pairs` (a substring of workload names) runs only
+/// the matching workloads.
+fn wanted(workload: &str) -> bool {
+    std::env::var("SEGDIST_BENCH_ONLY").map_or(true, |f| workload.contains(&f))
+}
+
 pub fn run(quick: bool) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let big = if quick { 1_000_000 } else { 10_000_000 };
@@ -227,6 +233,9 @@ pub fn run(quick: bool) {
     let (a2, b2) = ([0.25, 0.4], [0.75, 0.6]);
 
     for (n, workload) in [(big, "one_segment_2d_f64"), (200_000, "one_segment_2d_f64_in_cache")] {
+        if !wanted(workload) {
+            continue;
+        }
         let pts = points::<2>(n, 11);
         let mut loops = segdist_loops(a2, b2, &pts, cores);
         loops.extend(textbook_loops(a2, b2, &pts));
@@ -237,21 +246,28 @@ pub fn run(quick: bool) {
     }
 
     let (a3, b3) = ([0.25, 0.4, 0.1], [0.75, 0.6, 0.9]);
-    let pts3 = points::<3>(big, 12);
-    let mut loops = segdist_loops(a3, b3, &pts3, cores);
-    loops.extend(textbook_loops(a3, b3, &pts3));
-    loops.push(("parry", 1, scalar_loop(a3, b3, &pts3, peers::parry3)));
-    time("one_segment_3d_f64", big, reps, loops, &mut rec);
-    drop(pts3);
+    if wanted("one_segment_3d_f64") {
+        let pts3 = points::<3>(big, 12);
+        let mut loops = segdist_loops(a3, b3, &pts3, cores);
+        loops.extend(textbook_loops(a3, b3, &pts3));
+        loops.push(("parry", 1, scalar_loop(a3, b3, &pts3, peers::parry3)));
+        time("one_segment_3d_f64", big, reps, loops, &mut rec);
+        drop(pts3);
+    }
 
-    let pts32: Vec<[f32; 2]> = points::<2>(big, 13).iter().map(|p| p.map(|x| x as f32)).collect();
-    let (a32, b32) = ([0.25f32, 0.4], [0.75f32, 0.6]);
-    let mut loops = segdist_loops(a32, b32, &pts32, cores);
-    loops.extend(textbook_loops(a32, b32, &pts32));
-    time("one_segment_2d_f32", big, reps, loops, &mut rec);
-    drop(pts32);
+    if wanted("one_segment_2d_f32") {
+        let pts32: Vec<[f32; 2]> = points::<2>(big, 13).iter().map(|p| p.map(|x| x as f32)).collect();
+        let (a32, b32) = ([0.25f32, 0.4], [0.75f32, 0.6]);
+        let mut loops = segdist_loops(a32, b32, &pts32, cores);
+        loops.extend(textbook_loops(a32, b32, &pts32));
+        time("one_segment_2d_f32", big, reps, loops, &mut rec);
+        drop(pts32);
+    }
 
     // Many pairs: every query its own segment.
+    if !wanted("pairs_2d_f64") {
+        return markdown_batch(&rec);
+    }
     let n = big / 4;
     let (pa, pb, pp) = (points::<2>(n, 14), points::<2>(n, 15), points::<2>(n, 16));
     let mut loops: Vec<Loop<'_>> = Vec::new();

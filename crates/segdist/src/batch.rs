@@ -893,11 +893,27 @@ fn fast_direct_loop<T: Scalar, const D: usize>(
     ends: Ends<'_, T, D>,
     p: &[[T; D]],
     line: bool,
+    d: Option<&mut [T]>,
+    d2: Option<&mut [T]>,
+) {
+    // Segment or line as a constant, so no loop carries the choice.
+    if line {
+        fast_direct_loop_of::<T, D, true>(ends, p, d, d2);
+    } else {
+        fast_direct_loop_of::<T, D, false>(ends, p, d, d2);
+    }
+}
+
+#[inline(always)]
+fn fast_direct_loop_of<T: Scalar, const D: usize, const LINE: bool>(
+    ends: Ends<'_, T, D>,
+    p: &[[T; D]],
     mut d: Option<&mut [T]>,
     mut d2: Option<&mut [T]>,
 ) {
+    let line = LINE;
     let sq = |a: &[T; D], b: &[T; D], pt: &[T; D]| {
-        if line {
+        if LINE {
             fast::line_unchecked(a, b, pt).2
         } else {
             fast::segment_unchecked(a, b, pt).2
