@@ -277,3 +277,39 @@ fn distance_only_one_to_many_matches_scalar_on_every_isa() {
         }
     }
 }
+
+#[test]
+fn fast_tier_threads_do_not_change_results() {
+    let n = 200_003;
+    let cases = generate::<2>("uniform", 77, n);
+    let (a, b, p): (Vec<_>, Vec<_>, Vec<_>) =
+        (cases.iter().map(|c| c.0).collect(), cases.iter().map(|c| c.1).collect(), cases.iter().map(|c| c.2).collect());
+    for line in [false, true] {
+        let run = |threads: Option<usize>, pairs: bool| {
+            let mut d = vec![0.0; n];
+            let mut d2 = vec![0.0; n];
+            let out = Outputs { distance: Some(&mut d), distance_squared: Some(&mut d2), ..Outputs::default() };
+            let opts = Options { tier: Tier::Fast, threads, line, ..Options::default() };
+            if pairs {
+                batch::pairs(&a, &b, &p, out, &opts).unwrap();
+            } else {
+                batch::one_to_many(a[0], b[0], &p, out, &opts).unwrap();
+            }
+            (d, d2)
+        };
+        for pairs in [false, true] {
+            let one = run(Some(1), pairs);
+            assert_eq!(one, run(Some(2), pairs));
+            assert_eq!(one, run(None, pairs));
+            for i in (0..n).step_by(1009) {
+                let (s, t) = if pairs { (a[i], b[i]) } else { (a[0], b[0]) };
+                let want = if line {
+                    Line::new(s, t).closest_point_fast(p[i]).distance
+                } else {
+                    Segment::new(s, t).distance_fast(p[i])
+                };
+                assert_eq!(one.0[i].to_bits(), want.to_bits());
+            }
+        }
+    }
+}
