@@ -20,21 +20,7 @@ fn points<const D: usize>(n: usize, seed: u64) -> Vec<[f64; D]> {
 
 /// The textbook loop over one segment and many points.
 #[inline(always)]
-fn textbook_loop<
-    T: Copy
-        + PartialOrd
-        + std::ops::Add<Output = T>
-        + std::ops::Sub<Output = T>
-        + std::ops::Mul<Output = T>
-        + std::ops::Div<Output = T>
-        + peers::Sqrt,
-    const D: usize,
->(
-    a: &[T; D],
-    b: &[T; D],
-    pts: &[[T; D]],
-    out: &mut [T],
-) {
+fn textbook_loop<T: peers::Num, const D: usize>(a: &[T; D], b: &[T; D], pts: &[[T; D]], out: &mut [T]) {
     for (o, p) in out.iter_mut().zip(pts) {
         *o = peers::textbook(a, b, p);
     }
@@ -44,59 +30,17 @@ fn textbook_loop<
 /// this machine), chosen at run time.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
-unsafe fn textbook_avx512<
-    T: Copy
-        + PartialOrd
-        + std::ops::Add<Output = T>
-        + std::ops::Sub<Output = T>
-        + std::ops::Mul<Output = T>
-        + std::ops::Div<Output = T>
-        + peers::Sqrt,
-    const D: usize,
->(
-    a: &[T; D],
-    b: &[T; D],
-    pts: &[[T; D]],
-    out: &mut [T],
-) {
+unsafe fn textbook_avx512<T: peers::Num, const D: usize>(a: &[T; D], b: &[T; D], pts: &[[T; D]], out: &mut [T]) {
     textbook_loop(a, b, pts, out);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn textbook_avx2<
-    T: Copy
-        + PartialOrd
-        + std::ops::Add<Output = T>
-        + std::ops::Sub<Output = T>
-        + std::ops::Mul<Output = T>
-        + std::ops::Div<Output = T>
-        + peers::Sqrt,
-    const D: usize,
->(
-    a: &[T; D],
-    b: &[T; D],
-    pts: &[[T; D]],
-    out: &mut [T],
-) {
+unsafe fn textbook_avx2<T: peers::Num, const D: usize>(a: &[T; D], b: &[T; D], pts: &[[T; D]], out: &mut [T]) {
     textbook_loop(a, b, pts, out);
 }
 
-fn textbook_native<
-    T: Copy
-        + PartialOrd
-        + std::ops::Add<Output = T>
-        + std::ops::Sub<Output = T>
-        + std::ops::Mul<Output = T>
-        + std::ops::Div<Output = T>
-        + peers::Sqrt,
-    const D: usize,
->(
-    a: &[T; D],
-    b: &[T; D],
-    pts: &[[T; D]],
-    out: &mut [T],
-) {
+fn textbook_native<T: peers::Num, const D: usize>(a: &[T; D], b: &[T; D], pts: &[[T; D]], out: &mut [T]) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::is_x86_feature_detected!("avx512f")
@@ -180,23 +124,7 @@ fn segdist_loops<'a, T: segdist::Scalar, const D: usize>(
     v
 }
 
-fn textbook_loops<
-    'a,
-    T: Copy
-        + Default
-        + PartialOrd
-        + std::ops::Add<Output = T>
-        + std::ops::Sub<Output = T>
-        + std::ops::Mul<Output = T>
-        + std::ops::Div<Output = T>
-        + peers::Sqrt
-        + 'a,
-    const D: usize,
->(
-    a: [T; D],
-    b: [T; D],
-    pts: &'a [[T; D]],
-) -> Vec<Loop<'a>> {
+fn textbook_loops<'a, T: peers::Num + 'a, const D: usize>(a: [T; D], b: [T; D], pts: &'a [[T; D]]) -> Vec<Loop<'a>> {
     let mut o1 = vec![T::default(); pts.len()];
     let mut o2 = vec![T::default(); pts.len()];
     vec![

@@ -8,16 +8,7 @@ use parry3d_f64::query::PointQuery as _;
 
 /// The textbook clamped projection (Ericson / the seeds), `sqrt(d²)`.
 #[inline(always)]
-pub fn textbook<const D: usize, T>(a: &[T; D], b: &[T; D], p: &[T; D]) -> T
-where
-    T: Copy
-        + PartialOrd
-        + std::ops::Add<Output = T>
-        + std::ops::Sub<Output = T>
-        + std::ops::Mul<Output = T>
-        + std::ops::Div<Output = T>
-        + Sqrt,
-{
+pub fn textbook<const D: usize, T: Num>(a: &[T; D], b: &[T; D], p: &[T; D]) -> T {
     let z = T::ZERO;
     let mut l = z;
     let mut n = z;
@@ -36,6 +27,31 @@ where
         d2 = d2 + v * v;
     }
     d2.sqrt()
+}
+
+/// What the textbook formula needs of a number type (`f32`, `f64`).
+pub trait Num:
+    Copy
+    + Default
+    + PartialOrd
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + Sqrt
+{
+}
+
+impl<T> Num for T where
+    T: Copy
+        + Default
+        + PartialOrd
+        + std::ops::Add<Output = T>
+        + std::ops::Sub<Output = T>
+        + std::ops::Mul<Output = T>
+        + std::ops::Div<Output = T>
+        + Sqrt
+{
 }
 
 pub trait Sqrt {

@@ -29,14 +29,7 @@ pub(crate) fn segment_unchecked<T: Scalar, const D: usize>(
     b: &[T; D],
     p: &[T; D],
 ) -> ([T; D], T, T, Region) {
-    let mut ab = [T::ZERO; D];
-    let mut ap = [T::ZERO; D];
-    for i in 0..D {
-        ab[i] = b[i] - a[i];
-        ap[i] = p[i] - a[i];
-    }
-    let l = dot(&ab, &ab);
-    let n = dot(&ap, &ab);
+    let (_, l, n) = prologue(a, b, p);
     // clamp(t, 0, 1) by comparisons (minsd/maxsd); 0/0 and inf/inf clamp too.
     let t = if l > T::ZERO { n / l } else { T::ZERO };
     let t = if t < T::ONE { t } else { T::ONE };
@@ -82,14 +75,7 @@ pub(crate) fn line<T: Scalar, const D: usize>(a: &[T; D], b: &[T; D], p: &[T; D]
 /// [`line`] without the non-finite check (see [`segment_unchecked`]).
 #[inline(always)]
 pub(crate) fn line_unchecked<T: Scalar, const D: usize>(a: &[T; D], b: &[T; D], p: &[T; D]) -> ([T; D], T, T) {
-    let mut ab = [T::ZERO; D];
-    let mut ap = [T::ZERO; D];
-    for i in 0..D {
-        ab[i] = b[i] - a[i];
-        ap[i] = p[i] - a[i];
-    }
-    let l = dot(&ab, &ab);
-    let n = dot(&ap, &ab);
+    let (ab, l, n) = prologue(a, b, p);
     let t = if l > T::ZERO { n / l } else { T::ZERO };
     let t = if t.is_finite() { t } else { T::ZERO };
     let mut q = [T::ZERO; D];
@@ -126,6 +112,18 @@ pub(crate) fn touches<T: Scalar, const D: usize>(a: &[T; D], b: &[T; D], p: &[T;
         dot(&ap, &ap) * l - n * n <= rr * l
     };
     inside & (r >= T::ZERO)
+}
+
+/// `b − a`, `|b − a|²` and `(p − a)·(b − a)`: what both projections start from.
+#[inline(always)]
+fn prologue<T: Scalar, const D: usize>(a: &[T; D], b: &[T; D], p: &[T; D]) -> ([T; D], T, T) {
+    let mut ab = [T::ZERO; D];
+    let mut ap = [T::ZERO; D];
+    for i in 0..D {
+        ab[i] = b[i] - a[i];
+        ap[i] = p[i] - a[i];
+    }
+    (ab, dot(&ab, &ab), dot(&ap, &ab))
 }
 
 #[inline(always)]
