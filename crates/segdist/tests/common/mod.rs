@@ -217,6 +217,7 @@ pub const FAMILIES: &[&str] = &[
     "ab_squared_underflows",
     "mixed_magnitudes",
     "any_finite_bits",
+    "ties",
 ];
 
 fn unit<R: Rng>(r: &mut R) -> f64 {
@@ -373,6 +374,31 @@ fn one<const D: usize>(family: &str, r: &mut ChaCha8Rng, i: usize) -> Case<D> {
                 }
             };
             (vec_of(r, g), vec_of(r, g), vec_of(r, g))
+        }
+        "ties" => {
+            // The distance is exactly halfway between two doubles: a runs along
+            // y = 2^-53·s, p sits at y = (1 + (j+1)·2^-52)·s, so the exact
+            // p_y − a_y is (1 + (2j+1)·2^-53)·s. Scaled by powers of two, both
+            // signs; rounding decisions that differ only on ties show here.
+            let scale = 2f64.powi(r.gen_range(-60..60)) * sign(r);
+            let j = r.gen_range(0u64..1 << 20) as f64;
+            let len = r.gen_range(1u32..64) as f64;
+            let x = r.gen_range(1u32..(len as u32).max(2)) as f64 - 0.5 * r.gen_range(0..2) as f64;
+            let y0 = 2f64.powi(-53);
+            let py = 1.0 + (j + 1.0) * 2f64.powi(-52);
+            let mut a = [0.0; D];
+            let mut b = [0.0; D];
+            let mut p = [0.0; D];
+            a[1] = y0 * scale;
+            b[0] = len * scale;
+            b[1] = y0 * scale;
+            p[0] = x * scale;
+            p[1] = py * scale;
+            if i % 3 == 0 {
+                // Past the end vertex along x: the tie is in the vertex distance.
+                p[0] = (len + 1.0) * scale;
+            }
+            (a, b, p)
         }
         other => panic!("unknown family {other}"),
     }
