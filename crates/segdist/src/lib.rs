@@ -17,6 +17,7 @@
 //! | [`Segment`] ([`Segment2`], [`Segment3`]) | [`closest_point`](Segment::closest_point) → [`Projection`], [`distance`](Segment::distance), [`distance_squared`](Segment::distance_squared), [`intersects_ball`](Segment::intersects_ball), [`push_out`](Segment::push_out), and `_fast` forms |
 //! | [`Line`] ([`Line2`], [`Line3`]) | [`closest_point`](Line::closest_point) → [`LineProjection`] (unclamped `t`), [`distance`](Line::distance), [`distance_squared`](Line::distance_squared), 2D [`signed_distance`](Line::signed_distance), `_fast` forms |
 //! | [`Plane`] | [`signed_distance`](Plane::signed_distance), [`distance`](Plane::distance) |
+//! | [`batch`] | [`one_to_many`](batch::one_to_many), [`pairs`](batch::pairs), [`project`](batch::project), [`distances`](batch::distances): millions of queries per call, SIMD chosen at run time, all cores, bit-identical to the methods above |
 //!
 //! Points are plain arrays, `[x, y]` or `[x, y, z]`.
 //!
