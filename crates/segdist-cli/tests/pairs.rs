@@ -201,3 +201,90 @@ fn bom_crlf_and_quotes_are_read() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o).lines().nth(1), Some("0,+0,2,0,1,-3,3.0,9.0,1.0,0.0,0.5,interior"));
 }
+
+/// A tiny deterministic generator (xorshift) of awkward coordinates.
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn coord(&mut self, kind: u64) -> f64 {
+        match kind {
+            0 => loop {
+                let x = f64::from_bits(self.next());
+                if x.is_finite() {
+                    return x;
+                }
+            },
+            1 => f64::from_bits(self.next() % 4_000_000), // subnormals and zero
+            2 => (self.unit() - 0.5) * 1e300,
+            3 => 5e5 + self.unit() * 1e1,
+            4 => -0.0,
+            _ => self.unit(),
+        }
+    }
+}
+
+#[test]
+fn adversarial_rows_read_back_to_the_library_bits() {
+    let mut g = Gen(0x2545f4914f6cdd1d);
+    let mut csv = String::from("ax,ay,az,bx,by,bz,px,py,pz\n");
+    let mut rows = Vec::new();
+    for i in 0..3000 {
+        let kind = g.next() % 6;
+        let a: [f64; 3] = std::array::from_fn(|_| g.coord(kind));
+        let b: [f64; 3] = std::array::from_fn(|_| g.coord(kind));
+        let mut p: [f64; 3] = std::array::from_fn(|_| g.coord(kind));
+        if i % 4 == 0 {
+            // Within ~1e-16 (relative) of the segment.
+            let t = g.unit();
+            p = std::array::from_fn(|k| a[k] + t * (b[k] - a[k]));
+        }
+        let f = |x: f64| format!("{x:e}");
+        csv.push_str(&[a, b, p].iter().flatten().map(|x| f(*x)).collect::<Vec<_>>().join(","));
+        csv.push('\n');
+        rows.push((a, b, p));
+    }
+    let o = segdist(&["pairs"], Some(&csv));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), rows.len() + 1);
+    for (line, (a, b, p)) in stdout(&o).lines().skip(1).zip(&rows) {
+        let fld: Vec<&str> = line.split(',').collect();
+        let n = |i: usize| fld[i].parse::<f64>().unwrap();
+        let r = segdist::Segment3::new(*a, *b).closest_point(*p);
+        assert_eq!(n(9).to_bits(), r.distance.to_bits(), "{line}");
+        assert_eq!(n(10).to_bits(), r.distance_squared.to_bits(), "{line}");
+        assert_eq!([n(11), n(12), n(13)].map(f64::to_bits), r.point.map(f64::to_bits), "{line}");
+        assert_eq!(n(14).to_bits(), r.t.to_bits(), "{line}");
+        assert_eq!(fld[15], r.region.as_str());
+        // The inputs themselves read back exactly (the kernel saw the values written).
+        assert_eq!([n(0), n(1), n(2)].map(f64::to_bits), a.map(f64::to_bits));
+    }
+    // 2D through the same path, from the first two coordinates.
+    let csv2: String = std::iter::once("ax,ay,bx,by,px,py\n".to_string())
+        .chain(
+            rows.iter().map(|(a, b, p)| format!("{:e},{:e},{:e},{:e},{:e},{:e}\n", a[0], a[1], b[0], b[1], p[0], p[1])),
+        )
+        .collect();
+    let o = segdist(&["pairs"], Some(&csv2));
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (line, (a, b, p)) in stdout(&o).lines().skip(1).zip(&rows) {
+        let fld: Vec<&str> = line.split(',').collect();
+        let n = |i: usize| fld[i].parse::<f64>().unwrap();
+        let r = segdist::Segment2::new([a[0], a[1]], [b[0], b[1]]).closest_point([p[0], p[1]]);
+        assert_eq!(
+            [n(6), n(7), n(8), n(9), n(10)].map(f64::to_bits),
+            [r.distance, r.distance_squared, r.point[0], r.point[1], r.t].map(f64::to_bits),
+            "{line}"
+        );
+    }
+}
