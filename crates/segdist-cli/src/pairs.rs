@@ -1,12 +1,13 @@
 //! `segdist pairs`: one (segment, point) query per CSV row.
 
 use std::fs::File;
-use std::io::{self, BufRead, IsTerminal, Read};
+use std::io::{self, BufRead, IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
 use segdist::{batch, Region, Scalar};
 
 use crate::output::Output;
@@ -82,7 +83,6 @@ pub fn run(args: &PairsArgs) -> Result<()> {
     let cols = Columns::find(&header, &name)?;
     let progress = progress_bar(args.quiet, len);
     let mut out = Output::open(args.out.as_deref())?;
-    let mut w = csv::WriterBuilder::new().delimiter(delimiter).from_writer(&mut out);
     let mut head = header.clone();
     for c in ["d", "d2", "qx", "qy"] {
         head.push_field(c.as_bytes());
@@ -94,15 +94,19 @@ pub fn run(args: &PairsArgs) -> Result<()> {
     if !args.line {
         head.push_field(b"region");
     }
-    let ctx = Ctx { name: &name, cols: &cols, header: &header, out_header: &head, args, progress: &progress };
+    let head = {
+        let mut wr = csv::WriterBuilder::new().delimiter(delimiter).from_writer(Vec::new());
+        wr.write_byte_record(&head)?;
+        wr.into_inner().map_err(|e| anyhow::anyhow!("formatting the header: {e}"))?
+    };
+    let ctx =
+        Ctx { name: &name, cols: &cols, header: &header, out_header: &head, delimiter, args, progress: &progress };
     match (cols.three_d(), args.f32) {
-        (false, false) => process::<f64, 2>(&mut rdr, &mut w, &ctx)?,
-        (true, false) => process::<f64, 3>(&mut rdr, &mut w, &ctx)?,
-        (false, true) => process::<f32, 2>(&mut rdr, &mut w, &ctx)?,
-        (true, true) => process::<f32, 3>(&mut rdr, &mut w, &ctx)?,
+        (false, false) => process::<f64, 2>(&mut rdr, &mut out, &ctx)?,
+        (true, false) => process::<f64, 3>(&mut rdr, &mut out, &ctx)?,
+        (false, true) => process::<f32, 2>(&mut rdr, &mut out, &ctx)?,
+        (true, true) => process::<f32, 3>(&mut rdr, &mut out, &ctx)?,
     }
-    w.flush()?;
-    drop(w);
     out.finish()?;
     progress.finish_and_clear();
     Ok(())
@@ -167,7 +171,8 @@ struct Ctx<'a> {
     header: &'a csv::ByteRecord,
     /// Written once the first chunk has parsed, so a bad first row leaves
     /// standard output empty.
-    out_header: &'a csv::ByteRecord,
+    out_header: &'a [u8],
+    delimiter: u8,
     args: &'a PairsArgs,
     progress: &'a ProgressBar,
 }
@@ -218,7 +223,7 @@ fn parse<T: CliFloat>(rec: &csv::ByteRecord, field: usize, ctx: &Ctx) -> Result<
 
 fn process<T: CliFloat, const D: usize>(
     rdr: &mut csv::Reader<Box<dyn Read>>,
-    w: &mut csv::Writer<&mut Output>,
+    sink: &mut Output,
     ctx: &Ctx,
 ) -> Result<()> {
     let args = ctx.args;
@@ -232,30 +237,42 @@ fn process<T: CliFloat, const D: usize>(
     let (mut a, mut b, mut p) = (Vec::with_capacity(CHUNK), Vec::with_capacity(CHUNK), Vec::with_capacity(CHUNK));
     let (mut d, mut d2, mut t) = (Vec::new(), Vec::new(), Vec::new());
     let (mut q, mut region) = (Vec::new(), Vec::new());
-    let mut buf = ryu::Buffer::new();
     let mut done = false;
     let mut first = true;
+    // Records are kept and refilled from chunk to chunk (a fresh one per row
+    // made allocation the largest cost of a run).
     while !done {
-        records.clear();
-        while records.len() < CHUNK {
-            let mut rec = csv::ByteRecord::new();
-            let more = rdr.read_byte_record(&mut rec).map_err(|e| read_error(e, ctx.name))?;
+        let mut filled = 0;
+        while filled < CHUNK {
+            if filled == records.len() {
+                records.push(csv::ByteRecord::new());
+            }
+            let more = rdr.read_byte_record(&mut records[filled]).map_err(|e| read_error(e, ctx.name))?;
             if !more {
                 done = true;
                 break;
             }
-            records.push(rec);
+            filled += 1;
         }
-        // Parse the whole chunk first: a bad row stops the run before any of
-        // its chunk is written.
+        let records = &records[..filled];
+        // Parse the whole chunk first (on all cores), then report the first bad
+        // row in file order: a bad row stops the run before any of its chunk
+        // is written.
+        let parsed: Vec<Result<[[T; D]; 3]>> = records
+            .par_iter()
+            .map(|rec| {
+                let mut v = [[T::ZERO; D]; 3];
+                for (k, &field) in ctx.cols.idx.iter().enumerate() {
+                    v[k / D][k % D] = parse::<T>(rec, field, ctx)?;
+                }
+                Ok(v)
+            })
+            .collect();
         a.clear();
         b.clear();
         p.clear();
-        for rec in &records {
-            let mut v = [[T::ZERO; D]; 3];
-            for (k, &field) in ctx.cols.idx.iter().enumerate() {
-                v[k / D][k % D] = parse::<T>(rec, field, ctx)?;
-            }
+        for row in parsed {
+            let v = row?;
             a.push(v[0]);
             b.push(v[1]);
             p.push(v[2]);
@@ -275,21 +292,41 @@ fn process<T: CliFloat, const D: usize>(
         };
         batch::pairs(&a, &b, &p, out, &opts)?;
         if first {
-            w.write_byte_record(ctx.out_header)?;
+            sink.write_all(ctx.out_header)?;
             first = false;
         }
-        for (i, rec) in records.iter().enumerate() {
-            let mut out = rec.clone();
-            out.push_field(d[i].write(&mut buf).as_bytes());
-            out.push_field(d2[i].write(&mut buf).as_bytes());
-            for x in q[i] {
-                out.push_field(x.write(&mut buf).as_bytes());
-            }
-            out.push_field(t[i].write(&mut buf).as_bytes());
-            if !args.line {
-                out.push_field(region[i].as_str().as_bytes());
-            }
-            w.write_byte_record(&out)?;
+        // Format rows on all cores into byte blocks, then write them in order.
+        let delimiter = ctx.delimiter;
+        let blocks: Vec<Vec<u8>> = records
+            .par_chunks(1024)
+            .enumerate()
+            .map(|(c, recs)| {
+                let mut buf = ryu::Buffer::new();
+                let mut wr =
+                    csv::WriterBuilder::new().delimiter(delimiter).from_writer(Vec::with_capacity(recs.len() * 128));
+                for (k, rec) in recs.iter().enumerate() {
+                    let i = c * 1024 + k;
+                    // Field by field into the writer: no per-row record copy.
+                    let mut field = |f: &[u8]| wr.write_field(f).expect("writing to memory");
+                    for f in rec {
+                        field(f);
+                    }
+                    field(d[i].write(&mut buf).as_bytes());
+                    field(d2[i].write(&mut buf).as_bytes());
+                    for x in q[i] {
+                        field(x.write(&mut buf).as_bytes());
+                    }
+                    field(t[i].write(&mut buf).as_bytes());
+                    if !args.line {
+                        field(region[i].as_str().as_bytes());
+                    }
+                    wr.write_record(None::<&[u8]>).expect("writing to memory");
+                }
+                wr.into_inner().expect("writing to memory")
+            })
+            .collect();
+        for block in &blocks {
+            sink.write_all(block)?;
         }
         if let Some(pos) = records.last().and_then(|r| r.position()) {
             ctx.progress.set_position(pos.byte());
