@@ -739,7 +739,7 @@ fn accurate_block<const D: usize, const LINE: bool, const FULL: bool>(blk: &mut 
         // SAFETY: as above.
         Isa::Avx2 => unsafe { accurate_avx2::<D, LINE, FULL>(blk, m) },
         #[cfg(target_arch = "x86_64")]
-        Isa::Sse2 => accurate_lanes::<crate::lanes::Sse2, D, LINE, FULL>(blk, m),
+        Isa::Sse2 => accurate_shared_or_not::<crate::lanes::Sse2, D, LINE, FULL>(blk, m),
         _ => {
             for j in 0..m {
                 let (a, b, p) = blk.query(j);
@@ -766,26 +766,41 @@ fn scalar_accurate<const D: usize, const LINE: bool, const FULL: bool>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn accurate_avx512<const D: usize, const LINE: bool, const FULL: bool>(blk: &mut Block<D>, m: usize) {
-    accurate_lanes::<crate::lanes::Avx512, D, LINE, FULL>(blk, m);
+    accurate_shared_or_not::<crate::lanes::Avx512, D, LINE, FULL>(blk, m);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn accurate_avx2<const D: usize, const LINE: bool, const FULL: bool>(blk: &mut Block<D>, m: usize) {
-    accurate_lanes::<crate::lanes::Avx2, D, LINE, FULL>(blk, m);
+    accurate_shared_or_not::<crate::lanes::Avx2, D, LINE, FULL>(blk, m);
+}
+
+/// One segment for the whole block (`SHARED`) or one per query: as a
+/// constant, so that with one segment everything that depends on it alone
+/// (b − a, |ab|², its window test, 1/L) is hoisted out of the lane loop.
+#[inline(always)]
+fn accurate_shared_or_not<V: Lanes, const D: usize, const LINE: bool, const FULL: bool>(blk: &mut Block<D>, m: usize) {
+    if blk.fixed_a.is_some() && blk.fixed_b.is_some() {
+        accurate_lanes::<V, D, LINE, FULL, true>(blk, m);
+    } else {
+        accurate_lanes::<V, D, LINE, FULL, false>(blk, m);
+    }
 }
 
 /// The lane kernel over a block; flagged lanes are redone by the scalar
 /// kernel, which is what makes every lane the scalar kernel's bits.
 #[inline(always)]
-fn accurate_lanes<V: Lanes, const D: usize, const LINE: bool, const FULL: bool>(blk: &mut Block<D>, m: usize) {
-    let splat_a = blk.fixed_a.map(|v| v.map(V::splat));
-    let splat_b = blk.fixed_b.map(|v| v.map(V::splat));
+fn accurate_lanes<V: Lanes, const D: usize, const LINE: bool, const FULL: bool, const SHARED: bool>(
+    blk: &mut Block<D>,
+    m: usize,
+) {
+    let splat = |v: Option<[f64; D]>| v.unwrap_or([0.0; D]).map(V::splat);
+    let (shared_a, shared_b) = (splat(blk.fixed_a), splat(blk.fixed_b));
     let mut j = 0;
     while j < m {
         let load = |c: &[[f64; BLOCK]; D]| -> [V; D] { core::array::from_fn(|k| V::load(&c[k][j..])) };
-        let a = splat_a.unwrap_or_else(|| load(&blk.a));
-        let b = splat_b.unwrap_or_else(|| load(&blk.b));
+        let a = if SHARED { shared_a } else { load(&blk.a) };
+        let b = if SHARED { shared_b } else { load(&blk.b) };
         let p = load(&blk.p);
         let r = batch_kernel::accurate::<V, D, LINE, FULL>(&a, &b, &p);
         r.d.store(&mut blk.d[j..]);
