@@ -36,6 +36,10 @@ pub fn interleaved(reps: usize, fns: &mut [&mut dyn FnMut()]) -> Vec<f64> {
     }
     for _ in 0..reps {
         for (i, f) in fns.iter_mut().enumerate() {
+            // Let the previous closure's rayon workers stop spinning and sleep:
+            // on a 2-core machine they would otherwise steal time from a
+            // single-threaded measurement that follows.
+            std::thread::sleep(std::time::Duration::from_millis(10));
             let t = Instant::now();
             f();
             times[i].push(t.elapsed().as_secs_f64());
