@@ -200,23 +200,23 @@ impl CliFloat for f32 {
 fn parse<T: CliFloat>(rec: &csv::ByteRecord, field: usize, ctx: &Ctx) -> Result<T> {
     let raw = rec.get(field).unwrap_or_default();
     let text = std::str::from_utf8(raw).unwrap_or("").trim();
-    let line = rec.position().map_or(0, |p| p.line());
-    let col = String::from_utf8_lossy(ctx.header.get(field).unwrap_or_default()).into_owned();
-    let v: T = text.parse().map_err(|_| {
-        anyhow::anyhow!(
-            "{}: line {line}, column {} ({col}): cannot read {:?} as a number",
-            ctx.name,
-            field + 1,
-            String::from_utf8_lossy(raw)
-        )
-    })?;
+    // "file: line L, column C (name)", built only for an error (this runs for
+    // every field of every row).
+    let place = || {
+        let line = rec.position().map_or(0, |p| p.line());
+        let col = String::from_utf8_lossy(ctx.header.get(field).unwrap_or_default());
+        format!("{}: line {line}, column {} ({col})", ctx.name, field + 1)
+    };
+    let v: T = text
+        .parse()
+        .map_err(|_| anyhow::anyhow!("{}: cannot read {:?} as a number", place(), String::from_utf8_lossy(raw)))?;
     if !v.is_finite() {
         let why = if text.parse::<f64>().is_ok_and(f64::is_finite) {
             format!("is out of the {} range", T::NAME)
         } else {
             "is not a finite number".to_string()
         };
-        bail!("{}: line {line}, column {} ({col}): {text:?} {why}", ctx.name, field + 1);
+        bail!("{}: {text:?} {why}", place());
     }
     Ok(v)
 }
