@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --release -p segdist-bench -- scalar [--quick]
 //! cargo run --release -p segdist-bench -- batch [--quick]
+//! cargo run --release -p segdist-bench -- nearest [--quick]
 //! ```
 //!
 //! Every result is one JSON object per line on stdout (`workload`, `impl`,
@@ -13,6 +14,7 @@
 //! every implementation alike.
 
 mod batch;
+mod nearest;
 mod peers;
 mod report;
 mod scalar;
@@ -30,8 +32,12 @@ fn main() {
         batch::run(quick);
         known = true;
     }
+    if what.is_empty() || what.contains(&"nearest") {
+        nearest::run(quick);
+        known = true;
+    }
     if !known {
-        eprintln!("usage: segdist-bench [scalar] [batch] [--quick]");
+        eprintln!("usage: segdist-bench [scalar] [batch] [nearest] [--quick]");
         std::process::exit(2);
     }
 }

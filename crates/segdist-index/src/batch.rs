@@ -1,0 +1,169 @@
+//! Many queries at once: ordered along the index's curve so that each query
+//! starts from its predecessor's answer, spread over all cores, answered in
+//! input order.
+
+use rayon::prelude::*;
+
+use crate::index::{Found, Index, Scratch};
+
+/// Options of the batch queries ([`Index::nearest_many`],
+/// [`Polyline::locate_many`](crate::Polyline::locate_many)).
+///
+/// ```
+/// let opts = segdist_index::QueryOptions { max_distance: 50.0, ..Default::default() };
+/// assert_eq!(opts.threads, 0); // all cores
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueryOptions {
+    /// Only segments at distance `<= max_distance` are answers
+    /// (default `+inf`).
+    pub max_distance: f64,
+    /// Worker threads: `0` (the default) for rayon's global pool (all cores),
+    /// `1` for the calling thread only. Results never depend on it.
+    pub threads: usize,
+}
+
+impl Default for QueryOptions {
+    fn default() -> Self {
+        QueryOptions { max_distance: f64::INFINITY, threads: 0 }
+    }
+}
+
+/// Neighbouring queries (along the curve) that share one walk down the
+/// tree.
+const GROUP: usize = 32;
+/// Beyond this many leaves a group's queries search the tree one by one.
+const GROUP_LEAVES: usize = 64;
+
+/// Queries per unit of parallel work: large enough that a chunk's first
+/// query, which starts without a hint, is a small part of it.
+const CHUNK: usize = 2048;
+
+impl<const D: usize> Index<D> {
+    /// The nearest segment to every point, in input order: the same answers
+    /// as [`nearest_within`](Self::nearest_within) point by point, bit for
+    /// bit, at a fraction of the cost. The points are visited along a
+    /// space-filling curve so that each query starts from its neighbour's
+    /// answer, and spread over `threads` cores.
+    ///
+    /// ```
+    /// use segdist_index::{Index, QueryOptions};
+    ///
+    /// let index = Index::<2>::from_segments(&[[[0.0, 0.0], [10.0, 0.0]], [[0.0, 4.0], [10.0, 4.0]]])?;
+    /// let points = [[1.0, 1.0], [2.0, 3.5], [f64::NAN, 0.0]];
+    /// let hits = index.nearest_many(&points, &QueryOptions::default());
+    /// assert_eq!(hits[0].unwrap().feature, 0);
+    /// assert_eq!(hits[1].unwrap().feature, 1);
+    /// assert!(hits[2].is_none());
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn nearest_many(&self, points: &[[f64; D]], opts: &QueryOptions) -> Vec<Option<crate::Hit<D>>> {
+        let mut out = vec![None; points.len()];
+        self.for_each_nearest(points, opts, &|f| self.hit(&f), &mut |i, h| out[i] = h);
+        out
+    }
+
+    /// Runs the coherent batch search and hands every result, with its
+    /// input position, to `sink` (on the calling thread).
+    pub(crate) fn for_each_nearest<R: Send>(
+        &self,
+        points: &[[f64; D]],
+        opts: &QueryOptions,
+        map: &(dyn Fn(Found<D>) -> R + Sync),
+        sink: &mut dyn FnMut(usize, Option<R>),
+    ) {
+        if points.is_empty() {
+            return;
+        }
+        // Positions are held as u32: beyond that, batch by batch.
+        const MAX: usize = 1 << 31;
+        if points.len() > MAX {
+            for (c, part) in points.chunks(MAX).enumerate() {
+                self.for_each_nearest(part, opts, map, &mut |i, f| sink(c * MAX + i, f));
+            }
+            return;
+        }
+        let order = self.curve_order(points, opts.threads);
+        let run = |chunk: &[u32]| -> Vec<Option<R>> {
+            let mut scratch = Scratch::default();
+            let mut leaves = Vec::with_capacity(GROUP_LEAVES);
+            let mut out = Vec::with_capacity(chunk.len());
+            let mut hint: Option<u32> = None;
+            for group in chunk.chunks(GROUP) {
+                // With a hint, the group's leaves are found once: every
+                // answer lies within the hint segment's upper bound of its
+                // query, so in a leaf meeting the box around those balls.
+                let shared = hint.is_some_and(|h| {
+                    let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
+                    for &i in group {
+                        let p = &points[i as usize];
+                        let u = self.upper_bound(p, h).min(opts.max_distance) * (1.0 + 1e-12);
+                        for k in 0..D {
+                            // Widened by a relative 2^-50 of |p|: the box
+                            // must hold the ball despite rounding.
+                            let pad = u + p[k].abs() * 1e-15;
+                            lo[k] = lo[k].min(p[k] - pad);
+                            hi[k] = hi[k].max(p[k] + pad);
+                        }
+                    }
+                    // NaN or infinite: no finite box, search query by query.
+                    lo.iter().chain(&hi).all(|c| c.is_finite())
+                        && self.group_leaves(&lo, &hi, &mut leaves, GROUP_LEAVES, &mut scratch)
+                });
+                for &i in group {
+                    let p = &points[i as usize];
+                    let f = match hint {
+                        Some(h) if shared => self.nearest_in_leaves(p, opts.max_distance, h, &leaves, &mut scratch),
+                        _ => self.nearest_found(p, opts.max_distance, hint, &mut scratch),
+                    };
+                    if let Some(f) = &f {
+                        hint = Some(f.slot);
+                    }
+                    out.push(f.map(map));
+                }
+            }
+            out
+        };
+        let results: Vec<Vec<Option<R>>> =
+            with_threads(opts.threads, || order.par_chunks(CHUNK).map(run).collect(), || vec![run(&order)]);
+        for (i, f) in order.iter().zip(results.into_iter().flatten()) {
+            sink(*i as usize, f);
+        }
+    }
+
+    /// Input positions sorted by the curve key of their point.
+    fn curve_order(&self, points: &[[f64; D]], threads: usize) -> Vec<u32> {
+        let curve = self.curve();
+        let shift = if D == 2 { 0 } else { 31 };
+        let mut keyed: Vec<u64> =
+            points.iter().enumerate().map(|(i, p)| ((curve.key(p) >> shift) << 32) | i as u64).collect();
+        if threads != 1 {
+            with_threads(threads, || keyed.par_sort_unstable(), || ());
+        }
+        // One thread, or no pool could be made.
+        if !keyed.is_sorted() {
+            keyed.sort_unstable();
+        }
+        keyed.into_iter().map(|k| k as u32).collect()
+    }
+}
+
+/// Runs `parallel` on `threads` workers (0: the global pool), or `serial`
+/// for one thread.
+pub(crate) fn with_threads<R: Send>(
+    threads: usize,
+    parallel: impl FnOnce() -> R + Send,
+    serial: impl FnOnce() -> R,
+) -> R {
+    match threads {
+        1 => serial(),
+        0 => parallel(),
+        n if n == rayon::current_num_threads() => parallel(),
+        n => match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
+            Ok(pool) => pool.install(parallel),
+            // No threads to be had: the answer is the same on one.
+            Err(_) => serial(),
+        },
+    }
+}

@@ -1,0 +1,829 @@
+//! The static index and its single-point queries.
+//!
+//! # How a query stays exact
+//!
+//! The tree is searched with the *fast* kernel and a certified error bound,
+//! and only the few segments that could still be (or tie with) the answer are
+//! evaluated with the *accurate* kernel:
+//!
+//! - For each segment met, the fast distance `d̃` and its bound `e` give
+//!   `d̃ − e <= d <= d̃ + e` for the exact distance `d` (the fast tier's stated
+//!   bound `16·u·(M + d)`, taken twice over).
+//! - `bound` is an upper bound on the exact distance of the answer (the k-th
+//!   smallest `d̃ + e`, or the caller's limit). A box or a segment whose lower
+//!   bound exceeds `bound` (plus a relative slack covering one rounding of the
+//!   accurate result) can neither beat nor tie the answer, so is skipped.
+//! - The rest, usually one or two segments, are evaluated with
+//!   [`segdist::Segment::closest_point`] and ranked by `(distance, id)`.
+//!
+//! So the answer is bit for bit the one a brute-force scan with the accurate
+//! kernel gives, at the cost of a fast-kernel scan of a few leaves.
+
+use segdist::{Projection, Segment};
+
+use crate::hilbert::Curve;
+
+/// Segments per leaf and children per node. Eight `f64` lanes fill one
+/// AVX-512 register or two AVX2 ones.
+pub(crate) const B: usize = 8;
+
+/// Unit roundoff of `f64`.
+const U: f64 = f64::EPSILON / 2.0;
+/// The fast tier's bound is `12·u·(M + d)` in 2D and `16·u·(M + d)` in 3D;
+/// the filter uses twice the larger.
+const K_FAST: f64 = 32.0 * U;
+/// Relative slack on every comparison with `bound`: covers the rounding of
+/// box distances (a few `u`), of the accurate result (one ulp) and of the
+/// bound arithmetic itself, with room to spare.
+const SLACK: f64 = 1.0 / (1u64 << 46) as f64;
+/// Absolute floor under squared box distances, for their underflow.
+const TINY: f64 = f64::MIN_POSITIVE * 16.0;
+/// Absolute floor under the fast distance's error bound. The stated bound
+/// assumes no underflow; below it the fast kernel's `|b − a|²` and `d²` lose
+/// their relative accuracy, which moves its result by at most `|b − a|`
+/// (< 2^-484 when `|b − a|²` underflows) plus `√(3·2^-1074)` (< 2^-536) from
+/// `d²` itself. Data at scales below ~1e-130 therefore sees many candidates:
+/// slower, never wrong.
+const E_FLOOR: f64 =
+    1.0 / (1u128 << 115) as f64 / (1u128 << 115) as f64 / (1u128 << 115) as f64 / (1u128 << 115) as f64; // 2^-460
+/// Beyond this coordinate magnitude the fast kernel may overflow, so its
+/// results are not trusted and every segment met is a candidate.
+const FAST_RANGE: f64 = 1e150;
+
+/// Compile-time check that `D` is 2 or 3.
+pub(crate) struct Dim<const D: usize>;
+
+impl<const D: usize> Dim<D> {
+    pub(crate) const CHECK: () = assert!(D == 2 || D == 3, "segdist-index supports 2D and 3D only");
+}
+
+/// A static index over the segments of many features (segments, polylines,
+/// multi-polylines) for exact nearest-segment, k-nearest and radius queries.
+///
+/// Built with [`IndexBuilder`](crate::IndexBuilder) or the shortcuts
+/// [`from_segments`](Self::from_segments) and
+/// [`from_polylines`](Self::from_polylines). Every distance is that of
+/// segdist's accurate kernel (faithfully rounded), so results are exactly
+/// those of a brute-force scan: same feature, same bits.
+///
+/// **Ties** between exactly equal distances go to the lowest id, ordering by
+/// `(feature, part, segment)`.
+///
+/// **Memory**: about 45 bytes per segment in 2D and 63 in 3D for polylines
+/// (both endpoints' coordinates, a 4-byte vertex number and a 4-byte feature
+/// id, the tree of boxes), plus 4 bytes per part and per feature (so 53 and
+/// 71 for an index of plain segments); see
+/// [`memory_bytes`](Self::memory_bytes). Ten million road segments take
+/// about 450 MB.
+///
+/// # Example
+///
+/// ```
+/// use segdist_index::Index;
+///
+/// let index = Index::<2>::from_segments(&[
+///     [[0.0, 0.0], [10.0, 0.0]],
+///     [[0.0, 5.0], [10.0, 5.0]],
+/// ])?;
+/// let hit = index.nearest([3.0, 1.0]).unwrap();
+/// assert_eq!((hit.feature, hit.point, hit.distance, hit.t), (0, [3.0, 0.0], 1.0, 0.3));
+///
+/// let two = index.k_nearest([3.0, 4.0], 2);
+/// assert_eq!(two.iter().map(|h| h.feature).collect::<Vec<_>>(), [1, 0]);
+/// # Ok::<(), segdist_index::BuildError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Index<const D: usize> {
+    /// Segment start coordinates in tree order, one column per axis, padded
+    /// to a multiple of `B`.
+    a: [Vec<f64>; D],
+    /// Segment end coordinates, likewise.
+    b: [Vec<f64>; D],
+    /// Global number of each segment's start vertex: its id for ties and
+    /// for finding its feature.
+    vertex: Vec<u32>,
+    /// Levels of node boxes, leaves (boxes over segments) first, the root's
+    /// level (one node) last; empty for an empty index.
+    levels: Vec<Level<D>>,
+    len: usize,
+    topology: Topology,
+    curve: Curve<D>,
+}
+
+/// A 2D index.
+pub type Index2 = Index<2>;
+/// A 3D index.
+pub type Index3 = Index<3>;
+
+/// One level of boxes, one column per axis; padded to a multiple of `B` with
+/// empty boxes (`lo = +inf`, `hi = -inf`) that no query can enter.
+#[derive(Clone, Debug)]
+pub(crate) struct Level<const D: usize> {
+    pub(crate) lo: [Vec<f64>; D],
+    pub(crate) hi: [Vec<f64>; D],
+}
+
+impl<const D: usize> Level<D> {
+    pub(crate) fn empty(len: usize) -> Self {
+        Level {
+            lo: std::array::from_fn(|_| vec![f64::INFINITY; len]),
+            hi: std::array::from_fn(|_| vec![f64::NEG_INFINITY; len]),
+        }
+    }
+}
+
+/// Which feature and part each segment belongs to.
+#[derive(Clone, Debug)]
+pub(crate) struct Topology {
+    /// The feature of each segment, in tree order.
+    pub(crate) feature: Vec<u32>,
+    /// First vertex of every part, then the number of vertices.
+    pub(crate) part_start: Vec<u32>,
+    /// First part of every feature, then the number of parts.
+    pub(crate) feature_start: Vec<u32>,
+}
+
+impl Topology {
+    /// `(feature, part within feature, segment within part)` of the segment
+    /// in `slot`, starting at global vertex `g`: a search among the
+    /// feature's own parts only (usually one).
+    #[inline]
+    fn locate(&self, slot: u32, g: u32) -> (usize, usize, usize) {
+        let f = self.feature[slot as usize] as usize;
+        let first = self.feature_start[f] as usize;
+        let parts = &self.part_start[first..self.feature_start[f + 1] as usize];
+        let part = parts.partition_point(|&s| s <= g) - 1;
+        (f, part, (g - parts[part]) as usize)
+    }
+}
+
+/// A segment found by a query: which one, and the accurate projection of
+/// the query point onto it.
+///
+/// ```
+/// use segdist_index::Index;
+///
+/// let index = Index::<2>::from_polylines(&[vec![[0.0, 0.0], [4.0, 0.0], [4.0, 4.0]]])?;
+/// let hit = index.nearest([5.0, 1.0]).unwrap();
+/// assert_eq!((hit.feature, hit.part, hit.segment), (0, 0, 1));
+/// assert_eq!((hit.point, hit.t, hit.distance, hit.distance_squared), ([4.0, 1.0], 0.25, 1.0, 1.0));
+/// # Ok::<(), segdist_index::BuildError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hit<const D: usize> {
+    /// The feature's id (push order).
+    pub feature: usize,
+    /// The part within the feature (0 for segments and polylines).
+    pub part: usize,
+    /// The segment within the part: from vertex `segment` to `segment + 1`.
+    pub segment: usize,
+    /// Where the closest point lies on the segment, in `[0, 1]`.
+    pub t: f64,
+    /// The closest point.
+    pub point: [f64; D],
+    /// The distance, faithfully rounded.
+    pub distance: f64,
+    /// The squared distance, faithfully rounded.
+    pub distance_squared: f64,
+}
+
+/// A candidate found by the search: its slot in tree order and its
+/// accurate projection.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Found<const D: usize> {
+    pub(crate) slot: u32,
+    pub(crate) vertex: u32,
+    pub(crate) proj: Projection<f64, D>,
+}
+
+impl<const D: usize> Found<D> {
+    /// The ranking of results: distance, then id.
+    #[inline]
+    fn before(&self, other: &Self) -> bool {
+        (self.proj.distance, self.vertex) < (other.proj.distance, other.vertex)
+    }
+}
+
+/// Room on the stack of nodes to visit: at most `B` per level of a tree
+/// of at most 2^32 segments (11 levels of 8), with room to spare.
+const STACK: usize = 16 * B;
+
+/// Reusable buffers of one search.
+pub(crate) struct Scratch {
+    /// `(level, node, squared box distance)` still to visit; the live part
+    /// is `..top`, so that pushes can be written without a branch.
+    stack: Box<[(u32, u32, f64); STACK]>,
+    top: usize,
+    /// `(lower bound, slot)` of segments that may be in the answer.
+    cands: Vec<(f64, u32)>,
+    /// The smallest upper bounds seen, ascending (at most k).
+    uppers: Vec<f64>,
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch { stack: Box::new([(0, 0, 0.0); STACK]), top: 0, cands: Vec::new(), uppers: Vec::new() }
+    }
+}
+
+/// `max(a, b)` for numbers that are never NaN, as one instruction (the
+/// NaN-aware `f64::max` costs three).
+#[inline(always)]
+fn fmax(a: f64, b: f64) -> f64 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `min(a, b)` likewise.
+#[inline(always)]
+fn fmin(a: f64, b: f64) -> f64 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// What a search looks for.
+#[derive(Clone, Copy)]
+enum Want {
+    /// The `k` nearest within the limit.
+    Nearest(usize),
+    /// Everything within the limit.
+    All,
+}
+
+impl<const D: usize> Index<D> {
+    pub(crate) fn from_parts(
+        a: [Vec<f64>; D],
+        b: [Vec<f64>; D],
+        vertex: Vec<u32>,
+        levels: Vec<Level<D>>,
+        len: usize,
+        topology: Topology,
+        curve: Curve<D>,
+    ) -> Self {
+        Index { a, b, vertex, levels, len, topology, curve }
+    }
+
+    /// An index over plain segments, feature `i` being `segments[i]`.
+    ///
+    /// # Errors
+    /// As [`IndexBuilder::build`](crate::IndexBuilder::build).
+    ///
+    /// ```
+    /// let index = segdist_index::Index::<2>::from_segments(&[[[0.0f32, 0.0], [1.0, 0.0]]])?;
+    /// assert_eq!(index.nearest([0.5, 2.0]).unwrap().distance, 2.0);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    pub fn from_segments<T: Copy + Into<f64>>(segments: &[[[T; D]; 2]]) -> Result<Self, crate::BuildError> {
+        let mut b = crate::IndexBuilder::with_capacity(2 * segments.len(), segments.len());
+        for s in segments {
+            b.push_segment(s[0], s[1]);
+        }
+        b.build()
+    }
+
+    /// An index over polylines, feature `i` being `polylines[i]`.
+    ///
+    /// # Errors
+    /// As [`IndexBuilder::build`](crate::IndexBuilder::build).
+    ///
+    /// ```
+    /// let index = segdist_index::Index::<2>::from_polylines(&[&[[0.0, 0.0], [1.0, 0.0], [2.0, 1.0]][..]])?;
+    /// assert_eq!(index.len(), 2);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    pub fn from_polylines<T: Copy + Into<f64>, P: AsRef<[[T; D]]>>(polylines: &[P]) -> Result<Self, crate::BuildError> {
+        let vertices = polylines.iter().map(|p| p.as_ref().len()).sum();
+        let mut b = crate::IndexBuilder::with_capacity(vertices, polylines.len());
+        for p in polylines {
+            b.push_polyline(p.as_ref());
+        }
+        b.build()
+    }
+
+    /// The number of segments.
+    ///
+    /// ```
+    /// let index = segdist_index::Index::<2>::from_polylines(&[vec![[0.0, 0.0], [1.0, 0.0], [1.0, 1.0]]])?;
+    /// assert_eq!(index.len(), 2);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the index holds no segment (every query then finds nothing).
+    ///
+    /// ```
+    /// let index = segdist_index::Index::<2>::from_segments::<f64>(&[])?;
+    /// assert!(index.is_empty() && index.k_nearest([0.0, 0.0], 3).is_empty());
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The heap memory the index holds, in bytes.
+    ///
+    /// ```
+    /// let segs: Vec<[[f64; 2]; 2]> = (0..1000).map(|i| [[i as f64, 0.0], [i as f64, 1.0]]).collect();
+    /// let index = segdist_index::Index::<2>::from_segments(&segs)?;
+    /// assert!(index.memory_bytes() < 60 * 1000);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn memory_bytes(&self) -> usize {
+        let cols = |c: &[Vec<f64>; D]| c.iter().map(|v| v.capacity() * 8).sum::<usize>();
+        let levels: usize = self.levels.iter().map(|l| cols(&l.lo) + cols(&l.hi)).sum();
+        cols(&self.a)
+            + cols(&self.b)
+            + self.vertex.capacity() * 4
+            + levels
+            + (self.topology.feature.capacity()
+                + self.topology.part_start.capacity()
+                + self.topology.feature_start.capacity())
+                * 4
+    }
+
+    /// The segment nearest to `p`, or `None` when the index is empty or `p`
+    /// has a NaN or infinite coordinate. Ties go to the lowest id.
+    ///
+    /// ```
+    /// let index = segdist_index::Index::<2>::from_segments(&[
+    ///     [[0.0, 1.0], [2.0, 1.0]],
+    ///     [[0.0, -1.0], [2.0, -1.0]],
+    /// ])?;
+    /// // Equidistant: the lower feature id wins.
+    /// assert_eq!(index.nearest([1.0, 0.0]).unwrap().feature, 0);
+    /// assert!(index.nearest([f64::NAN, 0.0]).is_none());
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn nearest(&self, p: [f64; D]) -> Option<Hit<D>> {
+        self.nearest_within(p, f64::INFINITY)
+    }
+
+    /// The nearest segment at distance `<= max_distance`, or `None`. The
+    /// limit prunes the search, so a small one makes the query cheaper.
+    ///
+    /// ```
+    /// let index = segdist_index::Index::<2>::from_segments(&[[[0.0, 0.0], [1.0, 0.0]]])?;
+    /// assert!(index.nearest_within([0.5, 2.0], 1.5).is_none());
+    /// assert_eq!(index.nearest_within([0.5, 2.0], 2.0).unwrap().distance, 2.0);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn nearest_within(&self, p: [f64; D], max_distance: f64) -> Option<Hit<D>> {
+        let mut scratch = Scratch::default();
+        self.nearest_found(&p, max_distance, None, &mut scratch).map(|f| self.hit(&f))
+    }
+
+    /// The `k` nearest segments, nearest first (ties by lowest id); fewer
+    /// when the index holds fewer, none for a non-finite `p`.
+    ///
+    /// ```
+    /// let index = segdist_index::Index::<2>::from_polylines(&[
+    ///     vec![[0.0, 0.0], [10.0, 0.0]],
+    ///     vec![[0.0, 3.0], [10.0, 3.0]],
+    ///     vec![[0.0, 7.0], [10.0, 7.0]],
+    /// ])?;
+    /// let hits = index.k_nearest([5.0, 4.0], 2);
+    /// assert_eq!(hits.iter().map(|h| (h.feature, h.distance)).collect::<Vec<_>>(), [(1, 1.0), (2, 3.0)]);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn k_nearest(&self, p: [f64; D], k: usize) -> Vec<Hit<D>> {
+        self.k_nearest_within(p, k, f64::INFINITY)
+    }
+
+    /// The `k` nearest segments at distance `<= max_distance`, nearest first.
+    ///
+    /// ```
+    /// let index = segdist_index::Index::<2>::from_segments(&[
+    ///     [[0.0, 0.0], [1.0, 0.0]],
+    ///     [[0.0, 5.0], [1.0, 5.0]],
+    /// ])?;
+    /// assert_eq!(index.k_nearest_within([0.5, 1.0], 2, 2.0).len(), 1);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn k_nearest_within(&self, p: [f64; D], k: usize, max_distance: f64) -> Vec<Hit<D>> {
+        if k == 0 {
+            return Vec::new();
+        }
+        let mut scratch = Scratch::default();
+        let found = self.search(&p, Want::Nearest(k), max_distance, &mut scratch);
+        found.iter().map(|f| self.hit(f)).collect()
+    }
+
+    /// Every segment at distance `<= radius` from `p` (the exact distance,
+    /// faithfully rounded, compared with `radius`), nearest first, ties by
+    /// lowest id.
+    ///
+    /// ```
+    /// let index = segdist_index::Index::<2>::from_segments(&[
+    ///     [[0.0, 0.0], [1.0, 0.0]],
+    ///     [[0.0, 1.0], [1.0, 1.0]],
+    ///     [[0.0, 9.0], [1.0, 9.0]],
+    /// ])?;
+    /// let near = index.within([0.5, 0.5], 0.5);
+    /// assert_eq!(near.iter().map(|h| h.feature).collect::<Vec<_>>(), [0, 1]);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn within(&self, p: [f64; D], radius: f64) -> Vec<Hit<D>> {
+        let mut scratch = Scratch::default();
+        let found = self.search(&p, Want::All, radius, &mut scratch);
+        found.iter().map(|f| self.hit(f)).collect()
+    }
+
+    /// The public form of a search result.
+    pub(crate) fn hit(&self, f: &Found<D>) -> Hit<D> {
+        let (feature, part, segment) = self.topology.locate(f.slot, f.vertex);
+        Hit {
+            feature,
+            part,
+            segment,
+            t: f.proj.t,
+            point: f.proj.point,
+            distance: f.proj.distance,
+            distance_squared: f.proj.distance_squared,
+        }
+    }
+
+    /// The curve that orders query batches.
+    pub(crate) fn curve(&self) -> &Curve<D> {
+        &self.curve
+    }
+
+    /// Nearest segment, starting from the segment in slot `hint` (a good
+    /// guess, such as the previous query's answer in a coherent batch).
+    #[inline]
+    pub(crate) fn nearest_found(
+        &self,
+        p: &[f64; D],
+        limit: f64,
+        hint: Option<u32>,
+        s: &mut Scratch,
+    ) -> Option<Found<D>> {
+        let st = self.traverse(p, Want::Nearest(1), limit, hint, s)?;
+        self.pick(p, &st, limit, s)
+    }
+
+    /// Nearest segment among those of `leaves` (a superset of the leaves
+    /// within the bound that the `hint` segment gives `p`; see
+    /// [`group_leaves`](Self::group_leaves)).
+    #[inline]
+    pub(crate) fn nearest_in_leaves(
+        &self,
+        p: &[f64; D],
+        limit: f64,
+        hint: u32,
+        leaves: &[u32],
+        s: &mut Scratch,
+    ) -> Option<Found<D>> {
+        let mut st = self.start(p, Want::Nearest(1), limit, Some(hint), s)?;
+        let boxes = &self.levels[0];
+        for &j in leaves {
+            let j = j as usize;
+            let mut d2 = 0.0;
+            for k in 0..D {
+                let v = fmax(fmax(boxes.lo[k][j] - p[k], p[k] - boxes.hi[k][j]), 0.0);
+                d2 += v * v;
+            }
+            if d2 * (1.0 - SLACK) <= st.bound2() {
+                self.scan_leaf(j, &mut st, s);
+            }
+        }
+        self.pick(p, &st, limit, s)
+    }
+
+    /// An upper bound on the exact distance from `p` to the segment in
+    /// `slot` (`+inf` where the fast kernel's bound is not trusted).
+    #[inline]
+    pub(crate) fn upper_bound(&self, p: &[f64; D], slot: u32) -> f64 {
+        let st = State {
+            p,
+            mp: p.iter().fold(0.0f64, |m, c| m.max(c.abs())),
+            bound: f64::INFINITY,
+            want: Want::Nearest(1),
+            skip: u32::MAX,
+        };
+        self.fast_bounds(slot as usize, slot as usize / B, &st).1
+    }
+
+    /// Every leaf whose box meets the box `[lo, hi]`, into `out`; `false`
+    /// (and `out` incomplete) if there are more than `cap`.
+    pub(crate) fn group_leaves(
+        &self,
+        lo: &[f64; D],
+        hi: &[f64; D],
+        out: &mut Vec<u32>,
+        cap: usize,
+        s: &mut Scratch,
+    ) -> bool {
+        out.clear();
+        if self.len == 0 {
+            return true;
+        }
+        let top = self.levels.len() - 1;
+        s.stack[0] = (top as u32, 0, 0.0);
+        s.top = 1;
+        while s.top > 0 {
+            s.top -= 1;
+            let (l, j, _) = s.stack[s.top];
+            if l == 0 {
+                if out.len() == cap {
+                    return false;
+                }
+                out.push(j);
+                continue;
+            }
+            let level = &self.levels[l as usize - 1];
+            let base = j as usize * B;
+            let mut mask = 0u32;
+            for c in 0..B {
+                let mut meets = true;
+                for k in 0..D {
+                    // Padding boxes (lo = +inf, hi = -inf) never meet.
+                    meets &= level.lo[k][base + c] <= hi[k] && level.hi[k][base + c] >= lo[k];
+                }
+                mask |= u32::from(meets) << c;
+            }
+            while mask != 0 {
+                let c = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                s.stack[s.top] = (l - 1, (base + c) as u32, 0.0);
+                s.top += 1;
+            }
+        }
+        true
+    }
+
+    /// The candidate with the least `(distance, id)`: candidates in
+    /// ascending order of lower bound, stopping as soon as none can tie.
+    #[inline]
+    fn pick(&self, p: &[f64; D], st: &State<'_, D>, limit: f64, s: &mut Scratch) -> Option<Found<D>> {
+        let cut = st.bound * (1.0 + SLACK);
+        if s.cands.len() > 1 {
+            s.cands.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
+        }
+        let mut best: Option<Found<D>> = None;
+        for &(lower, slot) in &s.cands {
+            if lower > cut {
+                continue;
+            }
+            if let Some(b) = &best {
+                if lower * (1.0 - SLACK) > b.proj.distance {
+                    break;
+                }
+            }
+            let f = self.evaluate(p, slot);
+            if f.proj.distance <= limit && best.as_ref().is_none_or(|b| f.before(b)) {
+                best = Some(f);
+            }
+        }
+        best
+    }
+
+    /// The accurate projection onto the segment in `slot`.
+    #[inline]
+    fn evaluate(&self, p: &[f64; D], slot: u32) -> Found<D> {
+        let i = slot as usize;
+        let seg = Segment::new(std::array::from_fn(|k| self.a[k][i]), std::array::from_fn(|k| self.b[k][i]));
+        Found { slot, vertex: self.vertex[i], proj: seg.closest_point(*p) }
+    }
+
+    /// The k-nearest and radius searches: every candidate that survives the
+    /// final bound, evaluated and ranked.
+    fn search(&self, p: &[f64; D], want: Want, limit: f64, s: &mut Scratch) -> Vec<Found<D>> {
+        let Some(st) = self.traverse(p, want, limit, None, s) else {
+            return Vec::new();
+        };
+        let cut = st.bound * (1.0 + SLACK);
+        s.cands.retain(|c| c.0 <= cut);
+        s.cands.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
+        let keep = match want {
+            Want::Nearest(k) => k,
+            Want::All => usize::MAX,
+        };
+        let mut found: Vec<Found<D>> = Vec::new();
+        for &(lower, slot) in &s.cands {
+            // A lower bound past the k-th accurate distance (one rounding
+            // included) can no longer enter or tie.
+            if found.len() >= keep && lower * (1.0 - SLACK) > found[keep - 1].proj.distance {
+                break;
+            }
+            let f = self.evaluate(p, slot);
+            // (Never NaN: the query point is finite.)
+            if f.proj.distance > limit {
+                continue;
+            }
+            let at = found.partition_point(|g| g.before(&f));
+            if at < keep {
+                found.insert(at, f);
+                found.truncate(keep);
+            }
+        }
+        found
+    }
+
+    /// Walks the tree, leaving in `s.cands` every segment that may be in the
+    /// answer; returns the final state, or `None` when nothing can be found.
+    #[inline]
+    fn traverse<'p>(
+        &self,
+        p: &'p [f64; D],
+        want: Want,
+        limit: f64,
+        hint: Option<u32>,
+        s: &mut Scratch,
+    ) -> Option<State<'p, D>> {
+        let mut st = self.start(p, want, limit, hint, s)?;
+        let top = self.levels.len() - 1;
+        s.stack[0] = (top as u32, 0, 0.0);
+        s.top = 1;
+        while s.top > 0 {
+            s.top -= 1;
+            let (l, j, bd2) = s.stack[s.top];
+            if bd2 * (1.0 - SLACK) > st.bound2() {
+                continue;
+            }
+            if l == 0 {
+                self.scan_leaf(j as usize, &mut st, s);
+            } else {
+                self.push_children(l as usize - 1, j as usize, &st, s);
+            }
+        }
+        Some(st)
+    }
+
+    /// Checks the query and sets up a search, the `hint` offered first.
+    #[inline]
+    fn start<'p>(
+        &self,
+        p: &'p [f64; D],
+        want: Want,
+        limit: f64,
+        hint: Option<u32>,
+        s: &mut Scratch,
+    ) -> Option<State<'p, D>> {
+        if self.len == 0 || p.iter().any(|c| !c.is_finite()) || limit.is_nan() || limit < 0.0 {
+            return None;
+        }
+        s.top = 0;
+        s.cands.clear();
+        s.uppers.clear();
+        let mut st = State { p, mp: p.iter().fold(0.0f64, |m, c| m.max(c.abs())), bound: limit, want, skip: u32::MAX };
+        if let Some(h) = hint {
+            st.skip = h;
+            let (lower, upper) = self.fast_bounds(h as usize, h as usize / B, &st);
+            st.offer(s, lower, upper, h);
+        }
+        Some(st)
+    }
+
+    /// Largest coordinate magnitude in leaf `j`'s box.
+    #[inline]
+    fn leaf_m(&self, j: usize) -> f64 {
+        let leaves = &self.levels[0];
+        (0..D).fold(0.0f64, |m, k| m.max(leaves.lo[k][j].abs()).max(leaves.hi[k][j].abs()))
+    }
+
+    /// `(lower, upper)` bounds on the exact distance to the segment in
+    /// `slot` (of leaf `j`), from the fast kernel and its error bound.
+    #[inline]
+    fn fast_bounds(&self, slot: usize, j: usize, st: &State<'_, D>) -> (f64, f64) {
+        let seg = Segment::new(std::array::from_fn(|k| self.a[k][slot]), std::array::from_fn(|k| self.b[k][slot]));
+        let d2 = seg.distance_squared_fast(*st.p);
+        let m = self.leaf_m(j).max(st.mp);
+        if !(d2 < f64::INFINITY && m < FAST_RANGE) {
+            // Overflow, or magnitudes where the bound is not trusted.
+            return (0.0, f64::INFINITY);
+        }
+        let d = d2.sqrt();
+        let e = K_FAST * (m + d) + E_FLOOR;
+        (d - e, (d + e) * (1.0 + SLACK))
+    }
+
+    /// Offers the segments of leaf `j` to the search. Each segment's own
+    /// bounding box is tested first, eight lanes at once (no division, no
+    /// square root, so it vectorises); the fast kernel runs only on the few
+    /// whose box is within the bound.
+    #[inline]
+    fn scan_leaf(&self, j: usize, st: &mut State<'_, D>, s: &mut Scratch) {
+        let base = j * B;
+        let p = st.p;
+        let mut d2 = [0.0; B];
+        for k in 0..D {
+            let (a, b) = (&self.a[k][base..base + B], &self.b[k][base..base + B]);
+            for c in 0..B {
+                let (lo, hi) = (fmin(a[c], b[c]), fmax(a[c], b[c]));
+                let v = fmax(fmax(lo - p[k], p[k] - hi), 0.0);
+                d2[c] += v * v;
+            }
+        }
+        let count = (self.len - base).min(B);
+        for (c, &d) in d2.iter().enumerate().take(count) {
+            // The bound shrinks as segments are offered: re-read it.
+            if d * (1.0 - SLACK) <= st.bound2() {
+                let slot = base + c;
+                if slot as u32 != st.skip {
+                    let (lower, upper) = self.fast_bounds(slot, j, st);
+                    st.offer(s, lower, upper, slot as u32);
+                }
+            }
+        }
+    }
+
+    /// Pushes the children of node `j` of level `l + 1` (nodes `j·B…` of
+    /// level `l`) that may hold a result, the nearest on top. Branch-free
+    /// but for the loop: which children pass is not predictable.
+    #[inline]
+    fn push_children(&self, l: usize, j: usize, st: &State<'_, D>, s: &mut Scratch) {
+        let level = &self.levels[l];
+        let base = j * B;
+        let mut d2 = [0.0; B];
+        for k in 0..D {
+            let (lo, hi) = (&level.lo[k][base..base + B], &level.hi[k][base..base + B]);
+            for c in 0..B {
+                let v = fmax(fmax(lo[c] - st.p[k], st.p[k] - hi[c]), 0.0);
+                d2[c] += v * v;
+            }
+        }
+        let bound2 = st.bound2();
+        let (lo0, hi0) = (&level.lo[0][base..base + B], &level.hi[0][base..base + B]);
+        let mut mask = 0u32;
+        for c in 0..B {
+            // Padding boxes (lo > hi) are never entered.
+            let pass = d2[c] * (1.0 - SLACK) <= bound2 && lo0[c] <= hi0[c];
+            mask |= u32::from(pass) << c;
+        }
+        let first = s.top;
+        let mut top = first;
+        while mask != 0 {
+            let c = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            s.stack[top] = (l as u32, (base + c) as u32, d2[c]);
+            // Keep the nearest on top.
+            if top > first && d2[c] > s.stack[top - 1].2 {
+                s.stack.swap(top, top - 1);
+            }
+            top += 1;
+        }
+        s.top = top;
+    }
+}
+
+/// The state of one search: the query, what is wanted and the current bound.
+struct State<'p, const D: usize> {
+    p: &'p [f64; D],
+    /// Largest coordinate magnitude of `p`.
+    mp: f64,
+    /// Upper bound on the exact distance of the last wanted result.
+    bound: f64,
+    want: Want,
+    /// A slot already offered (the hint).
+    skip: u32,
+}
+
+impl<const D: usize> State<'_, D> {
+    /// `bound²`, rounded up, never below the underflow floor.
+    #[inline]
+    fn bound2(&self) -> f64 {
+        self.bound * self.bound * (1.0 + SLACK) + TINY
+    }
+
+    /// Records a segment: a candidate if it may be in the answer, and its
+    /// upper bound may tighten `bound`.
+    #[inline]
+    fn offer(&mut self, s: &mut Scratch, lower: f64, upper: f64, slot: u32) {
+        if lower > self.bound * (1.0 + SLACK) {
+            return;
+        }
+        s.cands.push((lower, slot));
+        if let Want::Nearest(k) = self.want {
+            if upper < self.bound {
+                if k == 1 {
+                    self.bound = upper;
+                } else {
+                    let at = s.uppers.partition_point(|&u| u <= upper);
+                    if at < k {
+                        s.uppers.insert(at, upper);
+                        s.uppers.truncate(k);
+                        if s.uppers.len() == k {
+                            self.bound = self.bound.min(s.uppers[k - 1]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

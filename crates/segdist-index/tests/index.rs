@@ -1,0 +1,327 @@
+//! The index against brute force: every query answered by a scan of all
+//! segments with segdist's accurate kernel, ranked by (distance, id), must
+//! give the same feature, part, segment and the same bits.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use segdist::Segment;
+use segdist_index::{BuildError, Hit, Index, IndexBuilder, QueryOptions};
+
+/// Features → parts → vertices.
+type Features<const D: usize> = Vec<Vec<Vec<[f64; D]>>>;
+
+fn build<const D: usize>(features: &Features<D>) -> Index<D> {
+    let mut b = IndexBuilder::<D>::new();
+    for f in features {
+        b.push_multi_polyline(f.iter().map(Vec::as_slice));
+    }
+    b.build().expect("valid input")
+}
+
+/// Every segment's hit for `p`, in id order.
+fn all_hits<const D: usize>(features: &Features<D>, p: [f64; D]) -> Vec<Hit<D>> {
+    let mut hits = Vec::new();
+    for (feature, parts) in features.iter().enumerate() {
+        for (part, v) in parts.iter().enumerate() {
+            for segment in 0..v.len() - 1 {
+                let r = Segment::new(v[segment], v[segment + 1]).closest_point(p);
+                hits.push(Hit {
+                    feature,
+                    part,
+                    segment,
+                    t: r.t,
+                    point: r.point,
+                    distance: r.distance,
+                    distance_squared: r.distance_squared,
+                });
+            }
+        }
+    }
+    // Stable: equal distances keep id order.
+    hits.sort_by(|x, y| x.distance.total_cmp(&y.distance));
+    hits
+}
+
+fn bits<const D: usize>(h: &Hit<D>) -> (usize, usize, usize, u64, [u64; D], u64, u64) {
+    (
+        h.feature,
+        h.part,
+        h.segment,
+        h.t.to_bits(),
+        h.point.map(f64::to_bits),
+        h.distance.to_bits(),
+        h.distance_squared.to_bits(),
+    )
+}
+
+fn same<const D: usize>(got: &[Hit<D>], want: &[Hit<D>], what: &str, p: [f64; D]) {
+    let got: Vec<_> = got.iter().map(bits).collect();
+    let want: Vec<_> = want.iter().map(bits).collect();
+    assert_eq!(got, want, "{what} at {p:?}");
+}
+
+/// Checks nearest, nearest_within, k_nearest, within and the batch form at
+/// every query point.
+fn check<const D: usize>(features: &Features<D>, queries: &[[f64; D]], radius: f64) {
+    let index = build(features);
+    let mut singles = Vec::new();
+    for &p in queries {
+        let all = all_hits(features, p);
+        let nearest: Vec<Hit<D>> = index.nearest(p).into_iter().collect();
+        same(&nearest, &all[..all.len().min(1)], "nearest", p);
+        singles.push(nearest.first().copied());
+        for k in [2, 5] {
+            same(&index.k_nearest(p, k), &all[..all.len().min(k)], "k_nearest", p);
+        }
+        let inside: Vec<Hit<D>> = all.iter().copied().filter(|h| h.distance <= radius).collect();
+        same(&index.within(p, radius), &inside, "within", p);
+        let limited: Vec<Hit<D>> = index.nearest_within(p, radius).into_iter().collect();
+        same(&limited, &inside[..inside.len().min(1)], "nearest_within", p);
+        same(&index.k_nearest_within(p, 3, radius), &inside[..inside.len().min(3)], "k_nearest_within", p);
+    }
+    for threads in [1, 2] {
+        let batch = index.nearest_many(queries, &QueryOptions { threads, ..Default::default() });
+        assert_eq!(batch.len(), queries.len());
+        for ((b, s), p) in batch.iter().zip(&singles).zip(queries) {
+            same(&b.iter().copied().collect::<Vec<_>>(), &s.iter().copied().collect::<Vec<_>>(), "nearest_many", *p);
+        }
+    }
+}
+
+fn rng(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed)
+}
+
+fn point<const D: usize>(r: &mut ChaCha8Rng, scale: f64) -> [f64; D] {
+    std::array::from_fn(|_| r.gen::<f64>() * scale)
+}
+
+/// Random segments of length up to `len` in a box of side `scale`.
+fn uniform_segments<const D: usize>(r: &mut ChaCha8Rng, n: usize, scale: f64, len: f64) -> Features<D> {
+    (0..n)
+        .map(|_| {
+            let a: [f64; D] = point(r, scale);
+            let b: [f64; D] = std::array::from_fn(|k| a[k] + (r.gen::<f64>() - 0.5) * len);
+            vec![vec![a, b]]
+        })
+        .collect()
+}
+
+/// Query points: uniform, near a segment, exactly on a vertex, on a segment.
+fn queries<const D: usize>(r: &mut ChaCha8Rng, features: &Features<D>, n: usize, scale: f64) -> Vec<[f64; D]> {
+    let mut q = Vec::new();
+    for i in 0..n {
+        let f = &features[r.gen_range(0..features.len())];
+        let v = &f[r.gen_range(0..f.len())];
+        let s = r.gen_range(0..v.len() - 1);
+        let (a, b) = (v[s], v[s + 1]);
+        let t: f64 = r.gen();
+        q.push(match i % 4 {
+            0 => point(r, scale),
+            1 => std::array::from_fn(|k| a[k] + t * (b[k] - a[k]) + (r.gen::<f64>() - 0.5) * scale * 1e-9),
+            2 => a,
+            _ => std::array::from_fn(|k| a[k] + t * (b[k] - a[k])),
+        });
+    }
+    q
+}
+
+#[test]
+fn uniform_segments_2d_match_brute_force() {
+    let mut r = rng(1);
+    let features = uniform_segments::<2>(&mut r, 3000, 1.0, 0.02);
+    let q = queries(&mut r, &features, 400, 1.0);
+    check(&features, &q, 0.01);
+}
+
+#[test]
+fn uniform_segments_3d_match_brute_force() {
+    let mut r = rng(2);
+    let features = uniform_segments::<3>(&mut r, 2000, 1.0, 0.05);
+    let q = queries(&mut r, &features, 300, 1.0);
+    check(&features, &q, 0.03);
+}
+
+/// Road-network-like: random-walk polylines of many short segments, some
+/// long, a dense junction where many lines meet, multi-part features, at
+/// UTM-sized coordinates.
+fn roads(r: &mut ChaCha8Rng) -> Features<2> {
+    let origin = [385_000.0, 6_672_000.0];
+    let mut features = Vec::new();
+    let junction = [origin[0] + 500.0, origin[1] + 500.0];
+    for f in 0..150 {
+        let mut parts = Vec::new();
+        for _ in 0..1 + f % 3 {
+            let mut v = if f % 5 == 0 {
+                junction
+            } else {
+                [origin[0] + r.gen::<f64>() * 1000.0, origin[1] + r.gen::<f64>() * 1000.0]
+            };
+            let mut heading: f64 = r.gen::<f64>() * std::f64::consts::TAU;
+            let mut line = vec![v];
+            let n = if f % 7 == 0 { 200 } else { r.gen_range(1..20) };
+            for _ in 0..n {
+                heading += (r.gen::<f64>() - 0.5) * 0.8;
+                let step = if r.gen_bool(0.1) { 0.0 } else { r.gen::<f64>() * 15.0 };
+                v = [v[0] + step * heading.cos(), v[1] + step * heading.sin()];
+                line.push(v);
+            }
+            parts.push(line);
+        }
+        features.push(parts);
+    }
+    features
+}
+
+#[test]
+fn road_network_matches_brute_force() {
+    let mut r = rng(3);
+    let features = roads(&mut r);
+    let mut q = queries(&mut r, &features, 400, 1.0);
+    // Around the junction, where many segments are nearly equidistant.
+    for _ in 0..100 {
+        q.push([385_500.0 + (r.gen::<f64>() - 0.5) * 1e-6, 6_672_500.0 + (r.gen::<f64>() - 0.5) * 1e-6]);
+    }
+    for p in q.iter_mut().step_by(4) {
+        p[0] = 385_000.0 + p[0] * 1000.0;
+        p[1] = 6_672_000.0 + p[1] * 1000.0;
+    }
+    check(&features, &q, 20.0);
+}
+
+#[test]
+fn duplicate_and_zero_length_segments_and_exact_ties_go_to_the_lowest_id() {
+    let mut features: Features<2> = Vec::new();
+    // Parallel unit segments at integer heights, each twice, plus points
+    // (zero-length segments) on the half-integer lines.
+    for i in 0..20 {
+        let y = f64::from(i);
+        features.push(vec![vec![[0.0, y], [10.0, y]]]);
+        features.push(vec![vec![[0.0, y], [10.0, y]]]);
+        features.push(vec![vec![[5.0, y + 0.5], [5.0, y + 0.5]]]);
+        features.push(vec![vec![[10.0, y], [0.0, y]]]); // reversed
+    }
+    // One polyline that runs over the same ground again.
+    features.push(vec![vec![[0.0, 3.0], [10.0, 3.0], [0.0, 3.0], [0.0, 3.0]]]);
+    let mut q = Vec::new();
+    for i in 0..20 {
+        for x in [0.0, 2.5, 5.0, 10.0, 12.0] {
+            q.push([x, f64::from(i) + 0.5]); // equidistant between two heights
+            q.push([x, f64::from(i)]);
+        }
+    }
+    let index = build(&features);
+    // Exactly between heights 0 and 1: feature 0 (not 1, 3, 4 or 7) wins.
+    let hit = index.nearest([2.5, 0.5]).unwrap();
+    assert_eq!((hit.feature, hit.distance), (0, 0.5));
+    check(&features, &q, 0.5);
+}
+
+#[test]
+fn extreme_magnitudes_match_brute_force() {
+    let mut r = rng(4);
+    for scale in [1e-300, 1e-160, 1e160, 1e300] {
+        let features = uniform_segments::<2>(&mut r, 300, scale, 0.05 * scale);
+        let q = queries(&mut r, &features, 100, scale);
+        check(&features, &q, 0.01 * scale);
+    }
+    // Mixed: tiny segments near the origin and huge ones far away.
+    let mut features = uniform_segments::<2>(&mut r, 200, 1e-200, 1e-202);
+    features.extend(uniform_segments::<2>(&mut r, 200, 1e250, 1e248));
+    let q = queries(&mut r, &features, 200, 1e-200);
+    check(&features, &q, 1e-201);
+}
+
+#[test]
+fn batches_match_single_queries_over_several_chunks() {
+    let mut r = rng(5);
+    let features = uniform_segments::<2>(&mut r, 5000, 1.0, 0.01);
+    let q: Vec<[f64; 2]> = (0..6000).map(|_| point(&mut r, 1.2)).collect();
+    let index = build(&features);
+    let want: Vec<Option<Hit<2>>> = q.iter().map(|&p| index.nearest_within(p, 0.02)).collect();
+    for threads in [1, 2, 3] {
+        let got = index.nearest_many(&q, &QueryOptions { threads, max_distance: 0.02 });
+        assert_eq!(
+            got.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>(),
+            want.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>()
+        );
+    }
+    assert!(want.iter().any(Option::is_none) && want.iter().any(Option::is_some));
+}
+
+#[test]
+fn non_finite_input_is_rejected_with_its_position() {
+    let mut b = IndexBuilder::<3>::new();
+    b.push_segment([0.0, 0.0, 0.0], [1.0, 1.0, 1.0]);
+    b.push_multi_polyline([
+        &[[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]][..],
+        &[[0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [2.0, f64::NEG_INFINITY, 0.0]][..],
+    ]);
+    assert_eq!(b.build().unwrap_err(), BuildError::NonFinite { feature: 1, part: 1, vertex: 2 });
+
+    let mut b = IndexBuilder::<2>::new();
+    b.push_polyline::<f64>(&[]);
+    assert_eq!(b.build().unwrap_err(), BuildError::TooFewVertices { feature: 0, part: 0, vertices: 0 });
+    assert_eq!(
+        BuildError::NonFinite { feature: 1, part: 1, vertex: 2 }.to_string(),
+        "feature 1, part 1, vertex 2: a coordinate is not finite"
+    );
+}
+
+#[test]
+fn empty_index_and_empty_features_find_nothing() {
+    let index = IndexBuilder::<2>::new().build().unwrap();
+    assert!(index.is_empty());
+    assert!(index.nearest([0.0, 0.0]).is_none());
+    assert!(index.k_nearest([0.0, 0.0], 4).is_empty());
+    assert!(index.within([0.0, 0.0], f64::INFINITY).is_empty());
+    assert_eq!(index.nearest_many(&[[0.0, 0.0]], &QueryOptions::default()), vec![None]);
+
+    // A feature without parts takes an id but is never found.
+    let mut b = IndexBuilder::<2>::new();
+    let none = b.push_multi_polyline(Vec::<Vec<[f64; 2]>>::new());
+    let one = b.push_segment([0.0, 0.0], [1.0, 0.0]);
+    let index = b.build().unwrap();
+    assert_eq!((none, one, index.len()), (0, 1, 1));
+    assert_eq!(index.nearest([0.0, 5.0]).unwrap().feature, 1);
+}
+
+#[test]
+fn bad_query_arguments_find_nothing() {
+    let index = Index::<2>::from_segments(&[[[0.0, 0.0], [1.0, 0.0]]]).unwrap();
+    for p in [[f64::NAN, 0.0], [0.0, f64::INFINITY], [f64::NEG_INFINITY, 1.0]] {
+        assert!(index.nearest(p).is_none());
+        assert!(index.k_nearest(p, 2).is_empty());
+        assert!(index.within(p, 1.0).is_empty());
+    }
+    assert!(index.nearest_within([0.0, 0.0], -1.0).is_none());
+    assert!(index.nearest_within([0.0, 0.0], f64::NAN).is_none());
+    assert!(index.within([0.0, 0.0], f64::NAN).is_empty());
+    assert!(index.k_nearest([0.0, 0.0], 0).is_empty());
+    // Radius zero: only segments through the point.
+    assert_eq!(index.within([0.5, 0.0], 0.0).len(), 1);
+    assert!(index.within([0.5, 1e-300], 0.0).is_empty());
+}
+
+#[test]
+fn f32_input_is_widened_exactly() {
+    let a = [0.1f32, 0.2];
+    let b = [0.7f32, 0.3];
+    let index = Index::<2>::from_segments(&[[a, b]]).unwrap();
+    let p = [0.5, 0.9];
+    let want = Segment::new(a.map(f64::from), b.map(f64::from)).closest_point(p);
+    assert_eq!(index.nearest(p).unwrap().distance, want.distance);
+}
+
+#[test]
+fn memory_per_segment_is_as_documented() {
+    let mut r = rng(6);
+    let lines: Vec<Vec<[f64; 2]>> = (0..100).map(|_| (0..1001).map(|_| point(&mut r, 1.0)).collect()).collect();
+    let index = Index::<2>::from_polylines(&lines).unwrap();
+    let per = index.memory_bytes() as f64 / index.len() as f64;
+    assert!((42.0..=47.0).contains(&per), "{per} bytes per segment in 2D");
+    let lines: Vec<Vec<[f64; 3]>> = (0..100).map(|_| (0..1001).map(|_| point(&mut r, 1.0)).collect()).collect();
+    let index = Index::<3>::from_polylines(&lines).unwrap();
+    let per = index.memory_bytes() as f64 / index.len() as f64;
+    assert!((58.0..=66.0).contains(&per), "{per} bytes per segment in 3D");
+}
