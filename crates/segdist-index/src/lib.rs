@@ -55,3 +55,9 @@ pub use batch::QueryOptions;
 pub use build::{BuildError, IndexBuilder};
 pub use index::{Hit, Index, Index2, Index3};
 pub use polyline::{Location, Polyline};
+
+// The README's Rust examples (segdist's and the index's) run as doc tests
+// here, so they cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;
