@@ -84,7 +84,7 @@ impl<const D: usize> Index<D> {
             }
             return;
         }
-        let order = self.curve_order(points, opts.threads);
+        let order = self.curve_order(points);
         let run = |chunk: &[u32]| -> Vec<Option<R>> {
             let mut scratch = Scratch::default();
             let mut leaves = Vec::with_capacity(GROUP_LEAVES);
@@ -95,17 +95,29 @@ impl<const D: usize> Index<D> {
                 // answer lies within the hint segment's upper bound of its
                 // query, so in a leaf meeting the box around those balls.
                 let shared = hint.is_some_and(|h| {
-                    let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
+                    let (mut glo, mut ghi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
                     for &i in group {
                         let p = &points[i as usize];
-                        let u = self.upper_bound(p, h).min(opts.max_distance) * (1.0 + 1e-12);
                         for k in 0..D {
-                            // Widened by a relative 2^-50 of |p|: the box
-                            // must hold the ball despite rounding.
-                            let pad = u + p[k].abs() * 1e-15;
-                            lo[k] = lo[k].min(p[k] - pad);
-                            hi[k] = hi[k].max(p[k] + pad);
+                            glo[k] = glo[k].min(p[k]);
+                            ghi[k] = ghi[k].max(p[k]);
                         }
+                    }
+                    // The distance to a segment is convex, so over the
+                    // group's box it peaks at a corner: one bound for all.
+                    let mut u = 0.0f64;
+                    for corner in 0..1usize << D {
+                        let c: [f64; D] = std::array::from_fn(|k| if corner >> k & 1 == 0 { glo[k] } else { ghi[k] });
+                        u = u.max(self.upper_bound(&c, h));
+                    }
+                    let u = u.min(opts.max_distance) * (1.0 + 1e-12);
+                    let (mut lo, mut hi) = ([0.0; D], [0.0; D]);
+                    for k in 0..D {
+                        // Widened by a relative 1e-15 of the coordinates:
+                        // the box must hold the balls despite rounding.
+                        let pad = u + glo[k].abs().max(ghi[k].abs()) * 1e-15;
+                        lo[k] = glo[k] - pad;
+                        hi[k] = ghi[k] + pad;
                     }
                     // NaN or infinite: no finite box, search query by query.
                     lo.iter().chain(&hi).all(|c| c.is_finite())
@@ -132,20 +144,49 @@ impl<const D: usize> Index<D> {
         }
     }
 
-    /// Input positions sorted by the curve key of their point.
-    fn curve_order(&self, points: &[[f64; D]], threads: usize) -> Vec<u32> {
+    /// Input positions sorted by the curve key of their point, the curve
+    /// cut to about one cell per point: a stable radix sort on that key.
+    fn curve_order(&self, points: &[[f64; D]]) -> Vec<u32> {
         let curve = self.curve();
-        let shift = if D == 2 { 0 } else { 31 };
+        // Bits of the full key kept: about log2(n) + 2, at most 32.
+        let bits = (usize::BITS - points.len().leading_zeros() + 2).clamp(2 * D as u32, 32);
+        let shift = if D == 2 { 32 - bits } else { 63 - bits };
         let mut keyed: Vec<u64> =
             points.iter().enumerate().map(|(i, p)| ((curve.key(p) >> shift) << 32) | i as u64).collect();
-        if threads != 1 {
-            with_threads(threads, || keyed.par_sort_unstable(), || ());
-        }
-        // One thread, or no pool could be made.
-        if !keyed.is_sorted() {
-            keyed.sort_unstable();
-        }
+        radix_sort_high(&mut keyed, bits);
         keyed.into_iter().map(|k| k as u32).collect()
+    }
+}
+
+/// Sorts `v` stably by bits `32..32 + bits` (a key above 32-bit positions),
+/// least significant digit first. Hand-written: a comparison sort took a
+/// quarter of a batch's time, and no well-kept crate sorts `u64` by a
+/// bit range.
+fn radix_sort_high(v: &mut Vec<u64>, bits: u32) {
+    const DIGIT: u32 = 11;
+    if v.len() < 1 << 12 {
+        v.sort_unstable();
+        return;
+    }
+    let mut tmp = vec![0u64; v.len()];
+    let mut shift = 32;
+    while shift < 32 + bits {
+        let mut count = vec![0usize; 1 << DIGIT];
+        let digit = |x: u64| ((x >> shift) & ((1 << DIGIT) - 1)) as usize;
+        for &x in v.iter() {
+            count[digit(x)] += 1;
+        }
+        let mut sum = 0;
+        for c in &mut count {
+            (*c, sum) = (sum, sum + *c);
+        }
+        for &x in v.iter() {
+            let d = digit(x);
+            tmp[count[d]] = x;
+            count[d] += 1;
+        }
+        std::mem::swap(v, &mut tmp);
+        shift += DIGIT;
     }
 }
 

@@ -7,7 +7,7 @@ use std::fmt;
 use rayon::slice::ParallelSliceMut;
 
 use crate::hilbert::Curve;
-use crate::index::{Index, Level, Topology, B};
+use crate::index::{Index, Level, Topology, B, MULTI_PART};
 
 /// Collects segments, polylines and multi-polylines into flat arrays (no
 /// allocation per feature) and builds an [`Index`] over them.
@@ -144,7 +144,10 @@ impl<const D: usize> IndexBuilder<D> {
     /// ```
     pub fn build(self) -> Result<Index<D>, BuildError> {
         let IndexBuilder { vertices, mut part_start, mut feature_start } = self;
-        if vertices.len() >= u32::MAX as usize || part_start.len() >= u32::MAX as usize {
+        if vertices.len() >= u32::MAX as usize
+            || part_start.len() >= u32::MAX as usize
+            || feature_start.len() >= MULTI_PART as usize
+        {
             return Err(BuildError::TooLarge { vertices: vertices.len() });
         }
         part_start.push(vertices.len());
@@ -162,11 +165,20 @@ impl<const D: usize> IndexBuilder<D> {
             }
         }
         let curve = Curve::new(lo, hi);
-        // The feature of every vertex, while segments are reordered.
+        // The feature (flagged if it has several parts) and the segment
+        // number within the feature of every segment's start vertex, while
+        // segments are reordered.
         let mut feature_of = vec![0u32; vertices.len()];
+        let mut local_of = vec![0u32; vertices.len()];
         for (f, w) in feature_start.windows(2).enumerate() {
-            for v in &mut feature_of[part_start[w[0]]..part_start[w[1]]] {
-                *v = f as u32;
+            let flag = if w[1] - w[0] > 1 { MULTI_PART } else { 0 };
+            let mut local = 0u32;
+            for q in w[0]..w[1] {
+                for g in part_start[q]..part_start[q + 1] - 1 {
+                    feature_of[g] = f as u32 | flag;
+                    local_of[g] = local;
+                    local += 1;
+                }
             }
         }
         for w in part_start.windows(2) {
@@ -184,18 +196,18 @@ impl<const D: usize> IndexBuilder<D> {
         let padded = n.div_ceil(B) * B;
         let mut a: [Vec<f64>; D] = std::array::from_fn(|_| Vec::with_capacity(padded));
         let mut b: [Vec<f64>; D] = std::array::from_fn(|_| Vec::with_capacity(padded));
-        let mut vertex = Vec::with_capacity(n);
+        let mut local = Vec::with_capacity(n);
         let mut feature = Vec::with_capacity(n);
         for &o in &order {
             let g = (o & 0xffff_ffff) as usize;
             feature.push(feature_of[g]);
+            local.push(local_of[g]);
             for k in 0..D {
                 a[k].push(vertices[g][k]);
                 b[k].push(vertices[g + 1][k]);
             }
-            vertex.push(g as u32);
         }
-        drop((order, vertices, feature_of));
+        drop((order, vertices, feature_of, local_of));
         for k in 0..D {
             // Padding lanes are computed with the real ones and ignored.
             a[k].resize(padded, 0.0);
@@ -216,10 +228,11 @@ impl<const D: usize> IndexBuilder<D> {
         }
         let topology = Topology {
             feature,
+            local,
             part_start: part_start.into_iter().map(|s| s as u32).collect(),
             feature_start: feature_start.into_iter().map(|s| s as u32).collect(),
         };
-        Ok(Index::from_parts(a, b, vertex, levels, n, topology, curve))
+        Ok(Index::from_parts(a, b, levels, n, topology, curve))
     }
 }
 
@@ -322,7 +335,8 @@ pub enum BuildError {
         /// How many vertices it has.
         vertices: usize,
     },
-    /// More vertices or parts than an index holds (`u32::MAX - 1`).
+    /// More vertices or parts than an index holds (`u32::MAX - 1`), or
+    /// more than 2^31 features.
     TooLarge {
         /// How many vertices were pushed.
         vertices: usize,

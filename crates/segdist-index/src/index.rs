@@ -99,9 +99,6 @@ pub struct Index<const D: usize> {
     a: [Vec<f64>; D],
     /// Segment end coordinates, likewise.
     b: [Vec<f64>; D],
-    /// Global number of each segment's start vertex: its id for ties and
-    /// for finding its feature.
-    vertex: Vec<u32>,
     /// Levels of node boxes, leaves (boxes over segments) first, the root's
     /// level (one node) last; empty for an empty index.
     levels: Vec<Level<D>>,
@@ -132,11 +129,19 @@ impl<const D: usize> Level<D> {
     }
 }
 
-/// Which feature and part each segment belongs to.
+/// Set in [`Topology::feature`] for a feature of several parts.
+pub(crate) const MULTI_PART: u32 = 1 << 31;
+
+/// Which feature, part and segment each slot holds.
 #[derive(Clone, Debug)]
 pub(crate) struct Topology {
-    /// The feature of each segment, in tree order.
+    /// The feature of each segment, in tree order, [`MULTI_PART`] set for
+    /// features of several parts (the rest need no lookup).
     pub(crate) feature: Vec<u32>,
+    /// The segment's number within its feature, counting across parts.
+    /// `(feature, local)` orders segments as `(feature, part, segment)` do:
+    /// the id of the tie rule.
+    pub(crate) local: Vec<u32>,
     /// First vertex of every part, then the number of vertices.
     pub(crate) part_start: Vec<u32>,
     /// First part of every feature, then the number of parts.
@@ -144,16 +149,29 @@ pub(crate) struct Topology {
 }
 
 impl Topology {
-    /// `(feature, part within feature, segment within part)` of the segment
-    /// in `slot`, starting at global vertex `g`: a search among the
-    /// feature's own parts only (usually one).
+    /// `(feature, part within feature, segment within part)` of a segment
+    /// known by its flagged feature and its number within the feature.
     #[inline]
-    fn locate(&self, slot: u32, g: u32) -> (usize, usize, usize) {
-        let f = self.feature[slot as usize] as usize;
-        let first = self.feature_start[f] as usize;
-        let parts = &self.part_start[first..self.feature_start[f + 1] as usize];
-        let part = parts.partition_point(|&s| s <= g) - 1;
-        (f, part, (g - parts[part]) as usize)
+    fn locate(&self, feature: u32, local: u32) -> (usize, usize, usize) {
+        let f = (feature & !MULTI_PART) as usize;
+        if feature & MULTI_PART == 0 {
+            return (f, 0, local as usize);
+        }
+        // Part q's first segment has global number part_start[q] − q.
+        let (first, end) = (self.feature_start[f] as usize, self.feature_start[f + 1] as usize);
+        let seg0 = |q: usize| self.part_start[q] as usize - q;
+        let g = seg0(first) + local as usize;
+        // The last part of the feature starting at or before g.
+        let (mut q, mut hi) = (first, end);
+        while hi - q > 1 {
+            let mid = (q + hi) / 2;
+            if seg0(mid) <= g {
+                q = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        (f, q - first, g - seg0(q))
     }
 }
 
@@ -192,7 +210,8 @@ pub struct Hit<const D: usize> {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Found<const D: usize> {
     pub(crate) slot: u32,
-    pub(crate) vertex: u32,
+    /// `(feature, local)` as one number: the id of the tie rule.
+    pub(crate) id: u64,
     pub(crate) proj: Projection<f64, D>,
 }
 
@@ -200,7 +219,7 @@ impl<const D: usize> Found<D> {
     /// The ranking of results: distance, then id.
     #[inline]
     fn before(&self, other: &Self) -> bool {
-        (self.proj.distance, self.vertex) < (other.proj.distance, other.vertex)
+        (self.proj.distance, self.id) < (other.proj.distance, other.id)
     }
 }
 
@@ -260,13 +279,12 @@ impl<const D: usize> Index<D> {
     pub(crate) fn from_parts(
         a: [Vec<f64>; D],
         b: [Vec<f64>; D],
-        vertex: Vec<u32>,
         levels: Vec<Level<D>>,
         len: usize,
         topology: Topology,
         curve: Curve<D>,
     ) -> Self {
-        Index { a, b, vertex, levels, len, topology, curve }
+        Index { a, b, levels, len, topology, curve }
     }
 
     /// An index over plain segments, feature `i` being `segments[i]`.
@@ -344,9 +362,9 @@ impl<const D: usize> Index<D> {
         let levels: usize = self.levels.iter().map(|l| cols(&l.lo) + cols(&l.hi)).sum();
         cols(&self.a)
             + cols(&self.b)
-            + self.vertex.capacity() * 4
             + levels
             + (self.topology.feature.capacity()
+                + self.topology.local.capacity()
                 + self.topology.part_start.capacity()
                 + self.topology.feature_start.capacity())
                 * 4
@@ -446,7 +464,8 @@ impl<const D: usize> Index<D> {
 
     /// The public form of a search result.
     pub(crate) fn hit(&self, f: &Found<D>) -> Hit<D> {
-        let (feature, part, segment) = self.topology.locate(f.slot, f.vertex);
+        let t = &self.topology;
+        let (feature, part, segment) = t.locate(t.feature[f.slot as usize], t.local[f.slot as usize]);
         Hit {
             feature,
             part,
@@ -598,7 +617,9 @@ impl<const D: usize> Index<D> {
     fn evaluate(&self, p: &[f64; D], slot: u32) -> Found<D> {
         let i = slot as usize;
         let seg = Segment::new(std::array::from_fn(|k| self.a[k][i]), std::array::from_fn(|k| self.b[k][i]));
-        Found { slot, vertex: self.vertex[i], proj: seg.closest_point(*p) }
+        let t = &self.topology;
+        let id = u64::from(t.feature[i] & !MULTI_PART) << 32 | u64::from(t.local[i]);
+        Found { slot, id, proj: seg.closest_point(*p) }
     }
 
     /// The k-nearest and radius searches: every candidate that survives the
