@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use crate::index::{Found, Index, Scratch};
+use crate::index::{Found, Group, Index, Scratch};
 
 /// Options of the batch queries ([`Index::nearest_many`],
 /// [`Polyline::locate_many`](crate::Polyline::locate_many)).
@@ -31,9 +31,12 @@ impl Default for QueryOptions {
 
 /// Neighbouring queries (along the curve) that share one walk down the
 /// tree.
-const GROUP: usize = 32;
+const GROUP: usize = 16;
 /// Beyond this many leaves a group's queries search the tree one by one.
 const GROUP_LEAVES: usize = 64;
+
+/// Beyond this many candidate segments likewise.
+const GROUP_SEGMENTS: usize = 256;
 
 /// Queries per unit of parallel work: large enough that a chunk's first
 /// query, which starts without a hint, is a small part of it.
@@ -85,19 +88,24 @@ impl<const D: usize> Index<D> {
             return;
         }
         let order = self.curve_order(points);
-        let run = |chunk: &[u32]| -> Vec<Option<R>> {
+        // The points in curve order, gathered in one pass: loads that do
+        // not wait on each other, where the searches would take each one's
+        // cache miss in turn.
+        let sorted: Vec<[f64; D]> = order.iter().map(|&i| points[i as usize]).collect();
+        let run = |chunk: &[[f64; D]]| -> Vec<Option<R>> {
             let mut scratch = Scratch::default();
             let mut leaves = Vec::with_capacity(GROUP_LEAVES);
+            let mut cands = Group::default();
             let mut out = Vec::with_capacity(chunk.len());
             let mut hint: Option<u32> = None;
             for group in chunk.chunks(GROUP) {
-                // With a hint, the group's leaves are found once: every
+                // With a hint, the group's candidates are found once: every
                 // answer lies within the hint segment's upper bound of its
-                // query, so in a leaf meeting the box around those balls.
+                // query, so it is a segment whose box meets the box around
+                // those balls, in a leaf that meets it too.
                 let shared = hint.is_some_and(|h| {
                     let (mut glo, mut ghi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
-                    for &i in group {
-                        let p = &points[i as usize];
+                    for p in group {
                         for k in 0..D {
                             glo[k] = glo[k].min(p[k]);
                             ghi[k] = ghi[k].max(p[k]);
@@ -122,11 +130,12 @@ impl<const D: usize> Index<D> {
                     // NaN or infinite: no finite box, search query by query.
                     lo.iter().chain(&hi).all(|c| c.is_finite())
                         && self.group_leaves(&lo, &hi, &mut leaves, GROUP_LEAVES, &mut scratch)
+                        && self.gather(&lo, &hi, &leaves, GROUP_SEGMENTS, &mut cands)
                 });
-                for &i in group {
-                    let p = &points[i as usize];
+                for p in group {
                     let f = match hint {
-                        Some(h) if shared => self.nearest_in_leaves(p, opts.max_distance, h, &leaves, &mut scratch),
+                        // (The group's box holds every finite point of it.)
+                        Some(_) if shared => self.nearest_in_group(p, opts.max_distance, &mut cands),
                         _ => self.nearest_found(p, opts.max_distance, hint, &mut scratch),
                     };
                     if let Some(f) = &f {
@@ -138,7 +147,7 @@ impl<const D: usize> Index<D> {
             out
         };
         let results: Vec<Vec<Option<R>>> =
-            with_threads(opts.threads, || order.par_chunks(CHUNK).map(run).collect(), || vec![run(&order)]);
+            with_threads(opts.threads, || sorted.par_chunks(CHUNK).map(run).collect(), || vec![run(&sorted)]);
         for (i, f) in order.iter().zip(results.into_iter().flatten()) {
             sink(*i as usize, f);
         }

@@ -32,6 +32,8 @@ const U: f64 = f64::EPSILON / 2.0;
 /// The fast tier's bound is `12·u·(M + d)` in 2D and `16·u·(M + d)` in 3D;
 /// the filter uses twice the larger.
 const K_FAST: f64 = 32.0 * U;
+/// The group scan's bound (see `Index::nearest_in_group`).
+const K_GROUP: f64 = 64.0 * U;
 /// Relative slack on every comparison with `bound`: covers the rounding of
 /// box distances (a few `u`), of the accurate result (one ulp) and of the
 /// bound arithmetic itself, with room to spare.
@@ -243,6 +245,111 @@ impl Default for Scratch {
     fn default() -> Self {
         Scratch { stack: Box::new([(0, 0, 0.0); STACK]), top: 0, cands: Vec::new(), uppers: Vec::new() }
     }
+}
+
+/// Eight candidate segments of a group, in columns.
+#[derive(Clone, Copy)]
+pub(crate) struct Chunk<const D: usize> {
+    a: [[f64; B]; D],
+    ab: [[f64; B]; D],
+    /// `1/|b − a|²` (0 for a zero-length segment).
+    inv: [f64; B],
+}
+
+/// The candidate segments of a group of neighbouring queries, padded to a
+/// multiple of `B` with lanes far away (their d² is +inf).
+pub(crate) struct Group<const D: usize> {
+    chunks: Vec<Chunk<D>>,
+    slot: Vec<u32>,
+    /// Real candidates (before padding).
+    count: usize,
+    /// Largest coordinate magnitude of the candidates and the group box.
+    m: f64,
+    /// Per-query squared distances.
+    d2: Vec<[f64; B]>,
+}
+
+impl<const D: usize> Default for Group<D> {
+    fn default() -> Self {
+        Group { chunks: Vec::new(), slot: Vec::new(), count: 0, m: 0.0, d2: Vec::new() }
+    }
+}
+
+impl<const D: usize> Group<D> {
+    fn push(&mut self, a: [f64; D], ab: [f64; D], inv: f64, slot: u32) {
+        let c = self.slot.len() % B;
+        if c == 0 {
+            self.chunks.push(Chunk { a: [[f64::MAX; B]; D], ab: [[0.0; B]; D], inv: [0.0; B] });
+        }
+        let ch = self.chunks.last_mut().expect("pushed above");
+        for k in 0..D {
+            ch.a[k][c] = a[k];
+            ch.ab[k][c] = ab[k];
+        }
+        ch.inv[c] = inv;
+        self.slot.push(slot);
+    }
+
+    /// Fills `d2` with the scan's squared distances from `p`; returns the
+    /// smallest.
+    #[inline(always)]
+    fn scan(&mut self, p: &[f64; D]) -> f64 {
+        self.d2.clear();
+        let mut least = [f64::INFINITY; B];
+        for ch in &self.chunks {
+            let mut dot = [0.0; B];
+            for k in 0..D {
+                for c in 0..B {
+                    dot[c] += (p[k] - ch.a[k][c]) * ch.ab[k][c];
+                }
+            }
+            let mut t = [0.0; B];
+            for c in 0..B {
+                // NaN (0·inf) clamps to 1: t stays in [0, 1] whatever
+                // happens (`clamp` would pass the NaN on).
+                #[allow(clippy::manual_clamp)]
+                let tc = (dot[c] * ch.inv[c]).min(1.0).max(0.0);
+                t[c] = tc;
+            }
+            let mut d2 = [0.0; B];
+            for k in 0..D {
+                for c in 0..B {
+                    let v = (p[k] - ch.a[k][c]) - t[c] * ch.ab[k][c];
+                    d2[c] += v * v;
+                }
+            }
+            for c in 0..B {
+                least[c] = fmin(least[c], d2[c]);
+            }
+            self.d2.push(d2);
+        }
+        least.iter().fold(f64::INFINITY, |m, &d| fmin(m, d))
+    }
+}
+
+/// [`Group::scan`] compiled for the widest vectors the CPU has (chosen at
+/// run time; the default build targets SSE2 only).
+fn scan_group<const D: usize>(g: &mut Group<D>, p: &[f64; D]) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f")]
+        unsafe fn avx512<const D: usize>(g: &mut Group<D>, p: &[f64; D]) -> f64 {
+            g.scan(p)
+        }
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2<const D: usize>(g: &mut Group<D>, p: &[f64; D]) -> f64 {
+            g.scan(p)
+        }
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F, checked just above.
+            return unsafe { avx512(g, p) };
+        }
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            return unsafe { avx2(g, p) };
+        }
+    }
+    g.scan(p)
 }
 
 /// `max(a, b)` for numbers that are never NaN, as one instruction (the
@@ -496,32 +603,83 @@ impl<const D: usize> Index<D> {
         self.pick(p, &st, limit, s)
     }
 
-    /// Nearest segment among those of `leaves` (a superset of the leaves
-    /// within the bound that the `hint` segment gives `p`; see
-    /// [`group_leaves`](Self::group_leaves)).
-    #[inline]
-    pub(crate) fn nearest_in_leaves(
-        &self,
-        p: &[f64; D],
-        limit: f64,
-        hint: u32,
-        leaves: &[u32],
-        s: &mut Scratch,
-    ) -> Option<Found<D>> {
-        let mut st = self.start(p, Want::Nearest(1), limit, Some(hint), s)?;
-        let boxes = &self.levels[0];
+    /// Gathers into `g` every segment of `leaves` whose own box meets
+    /// `[lo, hi]`, with what the group scan needs precomputed; `false` if
+    /// there are more than `cap` or their magnitudes are beyond the fast
+    /// kernel's trusted range.
+    pub(crate) fn gather(&self, lo: &[f64; D], hi: &[f64; D], leaves: &[u32], cap: usize, g: &mut Group<D>) -> bool {
+        g.chunks.clear();
+        g.slot.clear();
+        let mut m = lo.iter().chain(hi).fold(0.0f64, |m, c| m.max(c.abs()));
         for &j in leaves {
-            let j = j as usize;
-            let mut d2 = 0.0;
-            for k in 0..D {
-                let v = fmax(fmax(boxes.lo[k][j] - p[k], p[k] - boxes.hi[k][j]), 0.0);
-                d2 += v * v;
-            }
-            if d2 * (1.0 - SLACK) <= st.bound2() {
-                self.scan_leaf(j, &mut st, s);
+            let base = j as usize * B;
+            for i in base..(base + B).min(self.len) {
+                let (a, b): ([f64; D], [f64; D]) =
+                    (std::array::from_fn(|k| self.a[k][i]), std::array::from_fn(|k| self.b[k][i]));
+                if (0..D).all(|k| fmin(a[k], b[k]) <= hi[k] && fmax(a[k], b[k]) >= lo[k]) {
+                    if g.slot.len() == cap {
+                        return false;
+                    }
+                    let ab: [f64; D] = std::array::from_fn(|k| b[k] - a[k]);
+                    let l: f64 = ab.iter().map(|c| c * c).sum();
+                    for k in 0..D {
+                        m = m.max(a[k].abs()).max(b[k].abs());
+                    }
+                    g.push(a, ab, if l > 0.0 { 1.0 / l } else { 0.0 }, i as u32);
+                }
             }
         }
-        self.pick(p, &st, limit, s)
+        g.m = m;
+        g.count = g.slot.len();
+        m < FAST_RANGE
+    }
+
+    /// Nearest segment to `p` among the group's candidates, which must hold
+    /// every segment within the group bound of `p` (see `gather`).
+    ///
+    /// The scan is the clamped projection with `b − a` and `1/|b − a|²`
+    /// precomputed, over all candidates at once. Its error: `t̃` lies in
+    /// `[0, 1]` whatever the rounding, so the point `a + t̃·(b − a)` is on the
+    /// segment and the computed distance to it exceeds `d` by at most the
+    /// evaluation error (about `15·u·(M + d)` in 2D, `17·u·(M + d)` in 3D)
+    /// plus `|t̃ − t|·|b − a|` (at most `16·u·M`, or `|b − a| < 2^-484` where
+    /// `|b − a|²` underflows). `K_GROUP = 64·u` covers both with room.
+    #[inline]
+    pub(crate) fn nearest_in_group(&self, p: &[f64; D], limit: f64, g: &mut Group<D>) -> Option<Found<D>> {
+        if g.count == 0 || p.iter().any(|c| !c.is_finite()) {
+            return None;
+        }
+        // Padding lanes give +inf; real ones are finite (no overflow below
+        // FAST_RANGE, checked by `gather`).
+        let best = scan_group(g, p);
+        let m = g.m;
+        let bound = if best < f64::INFINITY {
+            let d = best.sqrt();
+            fmin((d + K_GROUP * (m + d) + E_FLOOR) * (1.0 + SLACK), limit)
+        } else {
+            limit
+        };
+        // lower = d̃ − K(M + d̃) − floor <= bound  ⟺  d̃ <= (bound + K·M + floor) / (1 − K).
+        let cut = (bound * (1.0 + SLACK) + K_GROUP * m + E_FLOOR) / (1.0 - K_GROUP) * (1.0 + SLACK);
+        let cut2 = cut * cut * (1.0 + SLACK);
+        let mut found: Option<Found<D>> = None;
+        for (i, d2) in g.d2.iter().enumerate() {
+            let mut mask = 0u32;
+            for c in 0..B {
+                mask |= u32::from(d2[c] <= cut2) << c;
+            }
+            while mask != 0 {
+                let c = i * B + mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                // (A padding lane never passes; the guard keeps it so.)
+                let Some(&slot) = g.slot.get(c) else { continue };
+                let f = self.evaluate(p, slot);
+                if f.proj.distance <= limit && found.as_ref().is_none_or(|b| f.before(b)) {
+                    found = Some(f);
+                }
+            }
+        }
+        found
     }
 
     /// An upper bound on the exact distance from `p` to the segment in

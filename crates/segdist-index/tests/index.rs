@@ -217,6 +217,28 @@ fn duplicate_and_zero_length_segments_and_exact_ties_go_to_the_lowest_id() {
     check(&features, &q, 0.5);
 }
 
+/// Near ties the fast kernel cannot resolve: overlapping, nearly collinear
+/// segments at UTM-sized coordinates, a few ulps apart, with queries within
+/// nanometres of them. Every search shortcut that trusts the fast distance
+/// beyond its error bound picks a wrong segment here.
+#[test]
+fn near_ties_at_utm_coordinates_match_brute_force() {
+    let mut r = rng(9);
+    let o = [500_000.123, 6_700_000.456];
+    let ulp = 1.0 / f64::from(1 << 30); // 2^-30 ≈ 0.93e-9, the ulp of 6.7e6
+    let mut features: Features<2> = Vec::new();
+    for i in 0..300 {
+        let x0 = o[0] + f64::from(i % 60) * 3.0 + r.gen::<f64>();
+        let len = 5.0 + r.gen::<f64>() * 20.0;
+        let y0 = o[1] + f64::from(r.gen_range(-4i32..=4)) * ulp;
+        let y1 = o[1] + f64::from(r.gen_range(-4i32..=4)) * ulp;
+        features.push(vec![vec![[x0, y0], [x0 + len, y1]]]);
+    }
+    let q: Vec<[f64; 2]> =
+        (0..2000).map(|_| [o[0] + r.gen::<f64>() * 200.0, o[1] + f64::from(r.gen_range(-6i32..=6)) * ulp]).collect();
+    check(&features, &q, 3.0 * ulp);
+}
+
 #[test]
 fn extreme_magnitudes_match_brute_force() {
     let mut r = rng(4);
