@@ -62,30 +62,24 @@ impl<const D: usize> Index<D> {
     /// ```
     #[must_use]
     pub fn nearest_many(&self, points: &[[f64; D]], opts: &QueryOptions) -> Vec<Option<crate::Hit<D>>> {
-        let mut out = vec![None; points.len()];
-        self.for_each_nearest(points, opts, &|f| self.hit(&f), &mut |i, h| out[i] = h);
-        out
+        self.nearest_in_order(points, opts, &|f| self.hit(&f))
     }
 
-    /// Runs the coherent batch search and hands every result, with its
-    /// input position, to `sink` (on the calling thread).
-    pub(crate) fn for_each_nearest<R: Send>(
+    /// Runs the coherent batch search; the results, mapped by `map`, in
+    /// input order.
+    pub(crate) fn nearest_in_order<R: Copy + Send + Sync>(
         &self,
         points: &[[f64; D]],
         opts: &QueryOptions,
         map: &(dyn Fn(Found<D>) -> R + Sync),
-        sink: &mut dyn FnMut(usize, Option<R>),
-    ) {
-        if points.is_empty() {
-            return;
-        }
+    ) -> Vec<Option<R>> {
         // Positions are held as u32: beyond that, batch by batch.
         const MAX: usize = 1 << 31;
         if points.len() > MAX {
-            for (c, part) in points.chunks(MAX).enumerate() {
-                self.for_each_nearest(part, opts, map, &mut |i, f| sink(c * MAX + i, f));
-            }
-            return;
+            return points.chunks(MAX).flat_map(|part| self.nearest_in_order(part, opts, map)).collect();
+        }
+        if points.is_empty() {
+            return Vec::new();
         }
         let order = self.curve_order(points);
         // The points in curve order, gathered in one pass: loads that do
@@ -148,9 +142,15 @@ impl<const D: usize> Index<D> {
         };
         let results: Vec<Vec<Option<R>>> =
             with_threads(opts.threads, || sorted.par_chunks(CHUNK).map(run).collect(), || vec![run(&sorted)]);
-        for (i, f) in order.iter().zip(results.into_iter().flatten()) {
-            sink(*i as usize, f);
+        let results: Vec<Option<R>> =
+            if results.len() == 1 { results.into_iter().next().unwrap_or_default() } else { results.concat() };
+        // Back to input order by reading through the inverse permutation:
+        // random reads overlap, random writes of whole results would not.
+        let mut at = vec![0u32; order.len()];
+        for (i, &o) in order.iter().enumerate() {
+            at[o as usize] = i as u32;
         }
+        at.iter().map(|&i| results[i as usize]).collect()
     }
 
     /// Input positions sorted by the curve key of their point, the curve

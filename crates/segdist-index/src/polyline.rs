@@ -163,13 +163,11 @@ impl<const D: usize> Polyline<D> {
     /// ```
     #[must_use]
     pub fn locate_many(&self, points: &[[f64; D]], opts: &QueryOptions) -> Vec<Option<Location<D>>> {
-        let mut out = vec![None; points.len()];
         let map = |f| {
             let h = self.index.hit(&f);
             self.location(h.segment, h.t, h.point, h.distance)
         };
-        self.index.for_each_nearest(points, opts, &map, &mut |i, l| out[i] = l);
-        out
+        self.index.nearest_in_order(points, opts, &map)
     }
 
     fn location(&self, segment: usize, t: f64, point: [f64; D], distance: f64) -> Location<D> {
