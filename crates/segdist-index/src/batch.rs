@@ -81,16 +81,35 @@ impl<const D: usize> Index<D> {
         if points.is_empty() {
             return Vec::new();
         }
-        let order = self.curve_order(points);
+        // Every pass but the radix sort runs on all the workers.
+        with_threads(
+            opts.threads,
+            || self.nearest_sorted(points, opts, map, true),
+            || self.nearest_sorted(points, opts, map, false),
+        )
+    }
+
+    /// [`nearest_in_order`](Self::nearest_in_order) on the current rayon
+    /// pool (`par`) or the calling thread.
+    fn nearest_sorted<R: Copy + Send + Sync>(
+        &self,
+        points: &[[f64; D]],
+        opts: &QueryOptions,
+        map: &(dyn Fn(Found<D>) -> R + Sync),
+        par: bool,
+    ) -> Vec<Option<R>> {
+        let order = self.curve_order(points, par);
         // The points in curve order, gathered in one pass: loads that do
         // not wait on each other, where the searches would take each one's
         // cache miss in turn.
-        let sorted: Vec<[f64; D]> = order.iter().map(|&i| points[i as usize]).collect();
-        let run = |chunk: &[[f64; D]]| -> Vec<Option<R>> {
+        let gather = |&i: &u32| points[i as usize];
+        let sorted: Vec<[f64; D]> =
+            if par { order.par_iter().map(gather).collect() } else { order.iter().map(gather).collect() };
+        let run = |(chunk, out): (&[[f64; D]], &mut [Option<R>])| {
             let mut scratch = Scratch::default();
             let mut leaves = Vec::with_capacity(GROUP_LEAVES);
             let mut cands = Group::default();
-            let mut out = Vec::with_capacity(chunk.len());
+            let mut next = 0;
             let mut hint: Option<u32> = None;
             for group in chunk.chunks(GROUP) {
                 // With a hint, the group's candidates are found once: every
@@ -135,33 +154,46 @@ impl<const D: usize> Index<D> {
                     if let Some(f) = &f {
                         hint = Some(f.slot);
                     }
-                    out.push(f.map(map));
+                    out[next] = f.map(map);
+                    next += 1;
                 }
             }
-            out
         };
-        let results: Vec<Vec<Option<R>>> =
-            with_threads(opts.threads, || sorted.par_chunks(CHUNK).map(run).collect(), || vec![run(&sorted)]);
-        let results: Vec<Option<R>> =
-            if results.len() == 1 { results.into_iter().next().unwrap_or_default() } else { results.concat() };
+        let mut results: Vec<Option<R>>;
+        if par {
+            results = (0..sorted.len()).into_par_iter().map(|_| None).collect();
+            sorted.par_chunks(CHUNK).zip(results.par_chunks_mut(CHUNK)).for_each(run);
+        } else {
+            results = vec![None; sorted.len()];
+            run((&sorted, &mut results));
+        }
         // Back to input order by reading through the inverse permutation:
         // random reads overlap, random writes of whole results would not.
         let mut at = vec![0u32; order.len()];
         for (i, &o) in order.iter().enumerate() {
             at[o as usize] = i as u32;
         }
-        at.iter().map(|&i| results[i as usize]).collect()
+        let pick = |&i: &u32| results[i as usize];
+        if par {
+            at.par_iter().map(pick).collect()
+        } else {
+            at.iter().map(pick).collect()
+        }
     }
 
     /// Input positions sorted by the curve key of their point, the curve
     /// cut to about one cell per point: a stable radix sort on that key.
-    fn curve_order(&self, points: &[[f64; D]]) -> Vec<u32> {
+    fn curve_order(&self, points: &[[f64; D]], par: bool) -> Vec<u32> {
         let curve = self.curve();
         // Bits of the full key kept: about log2(n) + 2, at most 32.
         let bits = (usize::BITS - points.len().leading_zeros() + 2).clamp(2 * D as u32, 32);
         let shift = if D == 2 { 32 - bits } else { 63 - bits };
-        let mut keyed: Vec<u64> =
-            points.iter().enumerate().map(|(i, p)| ((curve.key(p) >> shift) << 32) | i as u64).collect();
+        let key = |(i, p): (usize, &[f64; D])| ((curve.key(p) >> shift) << 32) | i as u64;
+        let mut keyed: Vec<u64> = if par {
+            points.par_iter().enumerate().map(key).collect()
+        } else {
+            points.iter().enumerate().map(key).collect()
+        };
         radix_sort_high(&mut keyed, bits);
         keyed.into_iter().map(|k| k as u32).collect()
     }
