@@ -5,6 +5,7 @@
 //! cargo run --release -p segdist-bench -- scalar [--quick]
 //! cargo run --release -p segdist-bench -- batch [--quick]
 //! cargo run --release -p segdist-bench -- nearest [--quick]
+//! cargo run --release -p segdist-bench -- nearest-scale [--quick]   # 10 M segments, 100 M points
 //! ```
 //!
 //! Every result is one JSON object per line on stdout (`workload`, `impl`,
@@ -36,8 +37,13 @@ fn main() {
         nearest::run(quick);
         known = true;
     }
+    // Not in the default set: minutes, and gigabytes.
+    if what.contains(&"nearest-scale") {
+        nearest::run_scale(quick);
+        known = true;
+    }
     if !known {
-        eprintln!("usage: segdist-bench [scalar] [batch] [nearest] [--quick]");
+        eprintln!("usage: segdist-bench [scalar] [batch] [nearest] [nearest-scale] [--quick]");
         std::process::exit(2);
     }
 }

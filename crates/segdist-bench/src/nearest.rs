@@ -360,3 +360,66 @@ fn table(out: &[Record]) {
         );
     }
 }
+
+/// Peak resident memory of this process, in MB (Linux; 0 elsewhere).
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_owned))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// `nearest-scale`: 10 M segments, 100 M query points streamed through in
+/// batches of 1 M on all cores; prints build time, index memory, throughput
+/// and the peak resident memory of the whole run.
+pub fn run_scale(quick: bool) {
+    let (m, batches) = if quick { (1_000_000, 5) } else { (10_000_000, 100) };
+    let batch = 1_000_000;
+    // Segments of the uniform workload, scaled to keep its density.
+    let side = (m as f64 / 100_000.0).sqrt();
+    let segs: Vec<Seg> = uniform_segments(m, 11).into_iter().map(|s| s.map(|p| p.map(|c| c * side))).collect();
+    let t = Instant::now();
+    let index = Index2::from_segments(&segs).expect("finite");
+    let build_ms = t.elapsed().as_secs_f64() * 1e3;
+    drop(segs);
+    let opts = QueryOptions::default();
+    let mut r = ChaCha8Rng::seed_from_u64(12);
+    let mut pts = vec![[0.0; 2]; batch];
+    let mut found = 0usize;
+    let mut query_s = 0.0;
+    for _ in 0..batches {
+        for p in &mut pts {
+            *p = [r.gen::<f64>() * side, r.gen::<f64>() * side];
+        }
+        let t = Instant::now();
+        let hits = index.nearest_many(&pts, &opts);
+        query_s += t.elapsed().as_secs_f64();
+        found += hits.iter().filter(|h| h.is_some()).count();
+    }
+    let n = batch * batches;
+    assert_eq!(found, n, "every point has a nearest segment");
+    let rec = Record {
+        workload: "nearest_scale".to_string(),
+        imp: "segdist-index",
+        n,
+        threads: rayon::current_num_threads(),
+        ns_per_query: query_s * 1e9 / n as f64,
+        extra: vec![
+            ("segments".to_string(), m.to_string()),
+            ("build_ms".to_string(), format!("{build_ms:.0}")),
+            ("queries_per_s".to_string(), format!("{:.0}", n as f64 / query_s)),
+            ("index_mb".to_string(), format!("{:.0}", index.memory_bytes() as f64 / 1e6)),
+            ("bytes_per_segment".to_string(), format!("{:.1}", index.memory_bytes() as f64 / m as f64)),
+            ("peak_rss_mb".to_string(), format!("{:.0}", peak_rss_mb())),
+        ],
+    };
+    rec.print();
+    eprintln!(
+        "nearest_scale: {m} segments built in {build_ms:.0} ms ({:.0} MB, {:.1} B/segment); {n} points in batches of {batch}: {:.2} M queries/s; peak RSS {:.0} MB",
+        index.memory_bytes() as f64 / 1e6,
+        index.memory_bytes() as f64 / m as f64,
+        n as f64 / query_s / 1e6,
+        peak_rss_mb()
+    );
+}

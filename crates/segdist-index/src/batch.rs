@@ -111,7 +111,13 @@ impl<const D: usize> Index<D> {
             let mut cands = Group::default();
             let mut next = 0;
             let mut hint: Option<u32> = None;
-            for group in chunk.chunks(GROUP) {
+            // Groups shrink while they fail (queries sparse next to the
+            // segments: too many candidates) and grow back while they work.
+            let mut size = GROUP;
+            let mut rest = chunk;
+            while !rest.is_empty() {
+                let (group, tail) = rest.split_at(size.min(rest.len()));
+                rest = tail;
                 // With a hint, the group's candidates are found once: every
                 // answer lies within the hint segment's upper bound of its
                 // query, so it is a segment whose box meets the box around
@@ -145,6 +151,9 @@ impl<const D: usize> Index<D> {
                         && self.group_leaves(&lo, &hi, &mut leaves, GROUP_LEAVES, &mut scratch)
                         && self.gather(&lo, &hi, &leaves, GROUP_SEGMENTS, &mut cands)
                 });
+                if hint.is_some() {
+                    size = if shared { (size * 2).min(GROUP) } else { (size / 2).max(1) };
+                }
                 for p in group {
                     let f = match hint {
                         // (The group's box holds every finite point of it.)
