@@ -82,17 +82,7 @@ impl<const D: usize> Polyline<D> {
         b.push_polyline(vertices);
         let index = b.build()?;
         let vertices: Vec<[f64; D]> = vertices.iter().map(|v| v.map(Into::into)).collect();
-        let mut cum = Vec::with_capacity(vertices.len());
-        cum.push(0.0);
-        // Neumaier-compensated running sum of faithfully rounded lengths.
-        let (mut sum, mut comp) = (0.0f64, 0.0f64);
-        for w in vertices.windows(2) {
-            let len = Segment::new(w[0], w[0]).distance(w[1]);
-            let t = sum + len;
-            comp += if sum.abs() >= len.abs() { (sum - t) + len } else { (len - t) + sum };
-            sum = t;
-            cum.push(sum + comp);
-        }
+        let cum = cumulative_lengths(&vertices);
         Ok(Polyline { index, vertices, cum })
     }
 
@@ -171,27 +161,8 @@ impl<const D: usize> Polyline<D> {
     }
 
     fn location(&self, segment: usize, t: f64, point: [f64; D], distance: f64) -> Location<D> {
-        let along = if t == 0.0 {
-            self.cum[segment]
-        } else if t == 1.0 {
-            self.cum[segment + 1]
-        } else {
-            // Both terms are non-negative: one rounding each.
-            let len = self.cum[segment + 1] - self.cum[segment];
-            (self.cum[segment] + t * len).min(self.cum[segment + 1])
-        };
-        Location { segment, t, point, distance, along, fraction: self.fraction(along) }
-    }
-
-    fn fraction(&self, along: f64) -> f64 {
-        let total = self.length();
-        if total == 0.0 || along == 0.0 {
-            0.0
-        } else if along.is_infinite() {
-            1.0
-        } else {
-            (along / total).min(1.0)
-        }
+        let along = along(&self.cum, segment, t);
+        Location { segment, t, point, distance, along, fraction: fraction(&self.cum, along) }
     }
 
     /// The point at distance `along` from the first vertex, clamped to the
@@ -244,5 +215,79 @@ impl<const D: usize> Polyline<D> {
             return Some(self.vertices[self.vertices.len() - 1]);
         }
         self.point_at(fraction * self.length())
+    }
+}
+
+/// The distance along a polyline of each of its vertices (`0` first):
+/// faithfully rounded segment lengths summed with compensation, so the
+/// relative error stays a few units of roundoff however many vertices.
+/// [`Polyline`] keeps these; this is for callers that keep their own
+/// geometry, such as one array per part of many features.
+///
+/// ```
+/// let cum = segdist_index::cumulative_lengths(&[[0.0, 0.0], [3.0, 4.0], [3.0, 6.0]]);
+/// assert_eq!(cum, [0.0, 5.0, 7.0]);
+/// ```
+#[must_use]
+pub fn cumulative_lengths<const D: usize>(vertices: &[[f64; D]]) -> Vec<f64> {
+    let mut cum = Vec::with_capacity(vertices.len());
+    if vertices.is_empty() {
+        return cum;
+    }
+    cum.push(0.0);
+    // Neumaier-compensated running sum of faithfully rounded lengths.
+    let (mut sum, mut comp) = (0.0f64, 0.0f64);
+    for w in vertices.windows(2) {
+        let len = Segment::new(w[0], w[0]).distance(w[1]);
+        let t = sum + len;
+        comp += if sum.abs() >= len.abs() { (sum - t) + len } else { (len - t) + sum };
+        sum = t;
+        cum.push(sum + comp);
+    }
+    cum
+}
+
+/// The distance along a polyline of the point at `t` on its segment
+/// `segment`, from the line's [`cumulative_lengths`]: exact at the vertices
+/// (`t` = 0 or 1), otherwise one multiply-add of non-negative terms. `t` and
+/// `segment` are those of a [`Hit`](crate::Hit) or [`Location`].
+///
+/// ```
+/// let cum = segdist_index::cumulative_lengths(&[[0.0, 0.0], [4.0, 0.0], [4.0, 2.0]]);
+/// assert_eq!(segdist_index::along(&cum, 1, 0.5), 5.0);
+/// assert_eq!(segdist_index::along(&cum, 0, 1.0), 4.0);
+/// ```
+///
+/// # Panics
+/// If `segment + 1` is not an index of `cum` (a segment of another line).
+#[must_use]
+pub fn along(cum: &[f64], segment: usize, t: f64) -> f64 {
+    if t == 0.0 {
+        cum[segment]
+    } else if t == 1.0 {
+        cum[segment + 1]
+    } else {
+        let len = cum[segment + 1] - cum[segment];
+        (cum[segment] + t * len).min(cum[segment + 1])
+    }
+}
+
+/// `along` as a fraction of the line's length (the last of `cum`), in
+/// `[0, 1]`; `0` for a line of zero length, `1` where `along` is `+inf`
+/// (a line longer than `f64::MAX`).
+///
+/// ```
+/// let cum = segdist_index::cumulative_lengths(&[[0.0, 0.0], [4.0, 0.0]]);
+/// assert_eq!(segdist_index::fraction(&cum, 1.0), 0.25);
+/// ```
+#[must_use]
+pub fn fraction(cum: &[f64], along: f64) -> f64 {
+    let total = cum.last().copied().unwrap_or(0.0);
+    if total == 0.0 || along == 0.0 {
+        0.0
+    } else if along.is_infinite() {
+        1.0
+    } else {
+        (along / total).min(1.0)
     }
 }
