@@ -3,8 +3,13 @@
 //! Errors are printed as one line on stderr and exit with code 2; a broken
 //! pipe on stdout (`segdist pairs big.csv | head`) exits quietly with 0.
 
+mod demo;
+mod geom;
+mod locate;
 mod output;
 mod pairs;
+mod plot;
+mod snap;
 
 use std::process::ExitCode;
 
@@ -21,13 +26,26 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Snap points to the nearest line feature (CSV, GeoJSON, WKT).
+    Snap(snap::SnapArgs),
+    /// Locate points along a line (linear referencing).
+    Locate(locate::LocateArgs),
+    /// One (segment, point) query per CSV row.
     Pairs(pairs::PairsArgs),
+    /// Draw lines, points and their closest points as SVG.
+    Plot(plot::PlotArgs),
+    /// Snap the bundled Helsinki data and draw it, in one command.
+    Demo(demo::DemoArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Snap(args) => snap::run(&args),
+        Command::Locate(args) => locate::run(&args),
         Command::Pairs(args) => pairs::run(&args),
+        Command::Plot(args) => plot::run(&args),
+        Command::Demo(args) => demo::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

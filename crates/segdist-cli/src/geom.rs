@@ -1,0 +1,490 @@
+//! Reading lines and points from CSV, GeoJSON and WKT files, with errors
+//! that name the file and the line or feature.
+//!
+//! Lines are read whole (an index needs them all); points are streamed in
+//! chunks from CSV and WKT, and feature by feature from a GeoJSON
+//! FeatureCollection, so memory stays flat however many points there are.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, ValueEnum};
+
+/// An input file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Comma-separated values with a header (delimiter detected).
+    Csv,
+    /// GeoJSON: a FeatureCollection, a Feature or a bare geometry.
+    Geojson,
+    /// Well-known text, one geometry per line.
+    Wkt,
+}
+
+impl Format {
+    /// The format of `path` from its extension, or `given`.
+    pub fn of(path: &Path, given: Option<Format>) -> Result<Format> {
+        if let Some(f) = given {
+            return Ok(f);
+        }
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        Ok(match ext.as_str() {
+            "csv" | "tsv" | "txt" => Format::Csv,
+            "geojson" | "json" => Format::Geojson,
+            "wkt" => Format::Wkt,
+            _ => bail!("{}: cannot tell the format from the extension; say --lines-format or --points-format (csv, geojson or wkt)", path.display()),
+        })
+    }
+}
+
+/// How to read the input files: columns, properties, formats.
+#[derive(Args, Debug, Clone)]
+pub struct InputOpts {
+    /// Format of the lines file (default: from its extension).
+    #[arg(long, value_name = "FORMAT")]
+    pub lines_format: Option<Format>,
+    /// Format of the points file (default: from its extension).
+    #[arg(long, value_name = "FORMAT")]
+    pub points_format: Option<Format>,
+    /// CSV column holding the id (for lines, consecutive rows with the same
+    /// id form one line; for points it is optional, the row number being
+    /// the id).
+    #[arg(long, value_name = "NAME", default_value = "id")]
+    pub id_column: String,
+    /// CSV column holding x (or longitude).
+    #[arg(long, value_name = "NAME", default_value = "x")]
+    pub x_column: String,
+    /// CSV column holding y (or latitude).
+    #[arg(long, value_name = "NAME", default_value = "y")]
+    pub y_column: String,
+    /// CSV column holding z (used when present in both files).
+    #[arg(long, value_name = "NAME", default_value = "z")]
+    pub z_column: String,
+    /// GeoJSON property to use as the id (default: the feature's "id",
+    /// else its position in the file, from 0).
+    #[arg(long, value_name = "NAME")]
+    pub id_property: Option<String>,
+}
+
+/// Line features, flattened: vertex runs per part, part runs per feature.
+pub struct Lines {
+    pub ids: Vec<String>,
+    pub vertices: Vec<[f64; 3]>,
+    /// First vertex of every part, then the number of vertices.
+    pub part_start: Vec<usize>,
+    /// First part of every feature, then the number of parts.
+    pub feature_start: Vec<usize>,
+    /// Every vertex had a z.
+    pub has_z: bool,
+}
+
+impl Lines {
+    fn new() -> Lines {
+        Lines { ids: Vec::new(), vertices: Vec::new(), part_start: vec![0], feature_start: vec![0], has_z: true }
+    }
+
+    /// Adds a feature of `parts`, each a list of positions; `place` names
+    /// it in errors.
+    fn push(&mut self, id: String, parts: &[Vec<Vec<f64>>], place: &dyn Fn() -> String) -> Result<()> {
+        for (k, part) in parts.iter().enumerate() {
+            if part.len() < 2 {
+                bail!("{}: part {k} has {} vertex(es), a line needs at least 2", place(), part.len());
+            }
+            for (v, pos) in part.iter().enumerate() {
+                let p = position(pos).map_err(|e| anyhow!("{}: part {k}, vertex {v}: {e}", place()))?;
+                self.has_z &= p.1;
+                self.vertices.push(p.0);
+            }
+            self.part_start.push(self.vertices.len());
+        }
+        self.feature_start.push(self.part_start.len() - 1);
+        self.ids.push(id);
+        Ok(())
+    }
+
+    /// The parts of feature `f`, as vertex ranges.
+    pub fn parts(&self, f: usize) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        (self.feature_start[f]..self.feature_start[f + 1]).map(|q| self.part_start[q]..self.part_start[q + 1])
+    }
+
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+}
+
+/// `([x, y, z], has z)` of a GeoJSON/WKT position, checked finite.
+fn position(pos: &[f64]) -> Result<([f64; 3], bool)> {
+    if pos.len() < 2 {
+        bail!("a position needs x and y, it has {} number(s)", pos.len());
+    }
+    let z = pos.get(2).copied();
+    let p = [pos[0], pos[1], z.unwrap_or(0.0)];
+    if let Some(bad) = p.iter().find(|c| !c.is_finite()) {
+        bail!("coordinate {bad} is not a finite number");
+    }
+    Ok((p, z.is_some()))
+}
+
+fn open(path: &Path) -> Result<(String, Box<dyn Read>, Option<u64>)> {
+    if path.as_os_str() == "-" {
+        return Ok(("<stdin>".to_string(), Box::new(io::stdin().lock()), None));
+    }
+    let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let len = f.metadata().ok().map(|m| m.len());
+    Ok((path.display().to_string(), Box::new(f), len))
+}
+
+/// The most frequent of `,` `;` tab `|` on the first line (`,` if none).
+pub fn sniff_delimiter(head: &[u8]) -> u8 {
+    let line = head.split(|&c| c == b'\n').next().unwrap_or_default();
+    [b',', b';', b'\t', b'|']
+        .into_iter()
+        .max_by_key(|d| (line.iter().filter(|c| *c == d).count(), *d == b','))
+        .filter(|d| line.contains(d))
+        .unwrap_or(b',')
+}
+
+/// A CSV reader with the delimiter detected, and its header.
+fn csv_reader(name: &str, r: Box<dyn Read>) -> Result<(csv::Reader<Box<dyn Read>>, csv::StringRecord)> {
+    let mut r = BufReader::with_capacity(1 << 16, r);
+    let delimiter = sniff_delimiter(r.fill_buf().with_context(|| format!("cannot read {name}"))?);
+    let mut rdr = csv::ReaderBuilder::new().delimiter(delimiter).from_reader(Box::new(r) as Box<dyn Read>);
+    let header = rdr.headers().map_err(|e| csv_error(e, name))?.clone();
+    Ok((rdr, header))
+}
+
+/// `file: line L: …` for a CSV read error.
+pub fn csv_error(e: csv::Error, name: &str) -> anyhow::Error {
+    let line = e.position().map(|p| p.line());
+    match (e.kind(), line) {
+        (csv::ErrorKind::UnequalLengths { expected_len, len, .. }, Some(line)) => {
+            anyhow!("{name}: line {line}: {len} fields where the header has {expected_len}")
+        }
+        (csv::ErrorKind::Utf8 { .. }, Some(line)) => anyhow!("{name}: line {line}: invalid UTF-8"),
+        (_, Some(line)) => anyhow!("{name}: line {line}: {e}"),
+        _ => anyhow::Error::new(e).context(format!("cannot read {name}")),
+    }
+}
+
+/// The columns of id, x, y, z in a CSV header.
+struct CsvCols {
+    id: Option<usize>,
+    xyz: [usize; 3],
+    has_z: bool,
+}
+
+impl CsvCols {
+    fn find(header: &csv::StringRecord, opts: &InputOpts, name: &str, need_id: bool) -> Result<CsvCols> {
+        let pos = |c: &str| header.iter().position(|h| h.trim() == c);
+        let id = pos(&opts.id_column);
+        if need_id && id.is_none() {
+            bail!("{name}: line 1: no column {:?} (lines need an id column; say --id-column)", opts.id_column);
+        }
+        let missing: Vec<&str> =
+            [&opts.x_column, &opts.y_column].into_iter().filter(|c| pos(c).is_none()).map(String::as_str).collect();
+        if !missing.is_empty() {
+            bail!("{name}: line 1: missing column(s) {} (say --x-column and --y-column)", missing.join(", "));
+        }
+        let z = pos(&opts.z_column);
+        Ok(CsvCols {
+            id,
+            xyz: [pos(&opts.x_column).expect("checked"), pos(&opts.y_column).expect("checked"), z.unwrap_or(0)],
+            has_z: z.is_some(),
+        })
+    }
+
+    /// The point of a row, checked.
+    fn point(&self, rec: &csv::StringRecord, header: &csv::StringRecord, name: &str) -> Result<[f64; 3]> {
+        let mut p = [0.0; 3];
+        for k in 0..if self.has_z { 3 } else { 2 } {
+            let i = self.xyz[k];
+            let raw = rec.get(i).unwrap_or("");
+            let place = || {
+                let line = rec.position().map_or(0, |p| p.line());
+                format!("{name}: line {line}, column {} ({})", i + 1, header.get(i).unwrap_or(""))
+            };
+            let v: f64 = raw.trim().parse().map_err(|_| anyhow!("{}: cannot read {raw:?} as a number", place()))?;
+            if !v.is_finite() {
+                bail!("{}: {raw:?} is not a finite number", place());
+            }
+            p[k] = v;
+        }
+        Ok(p)
+    }
+}
+
+/// Reads every line feature of `path`.
+pub fn read_lines(path: &Path, opts: &InputOpts) -> Result<Lines> {
+    let format = Format::of(path, opts.lines_format)?;
+    let (name, r, _) = open(path)?;
+    let mut lines = Lines::new();
+    match format {
+        Format::Csv => {
+            let (mut rdr, header) = csv_reader(&name, r)?;
+            let cols = CsvCols::find(&header, opts, &name, true)?;
+            let mut current: Option<String> = None;
+            let mut run: Vec<Vec<f64>> = Vec::new();
+            let mut first_line = 0;
+            let flush = |lines: &mut Lines, id: Option<String>, run: &mut Vec<Vec<f64>>, line: u64| -> Result<()> {
+                if let Some(id) = id {
+                    let place = || format!("{name}: line {line} (line {id:?})");
+                    lines.push(id.clone(), std::slice::from_ref(run), &place)?;
+                }
+                run.clear();
+                Ok(())
+            };
+            let mut rec = csv::StringRecord::new();
+            while rdr.read_record(&mut rec).map_err(|e| csv_error(e, &name))? {
+                let id = rec.get(cols.id.expect("lines need ids")).unwrap_or("").to_string();
+                let p = cols.point(&rec, &header, &name)?;
+                if current.as_deref() != Some(id.as_str()) {
+                    flush(&mut lines, current.take(), &mut run, first_line)?;
+                    first_line = rec.position().map_or(0, |p| p.line());
+                    current = Some(id);
+                }
+                run.push(if cols.has_z { p.to_vec() } else { p[..2].to_vec() });
+            }
+            flush(&mut lines, current.take(), &mut run, first_line)?;
+        }
+        Format::Geojson => {
+            for (i, f) in geojson_features(&name, r)?.enumerate() {
+                let f = f?;
+                let place = || format!("{name}: feature {i}");
+                let id = feature_id(&f, i, opts.id_property.as_deref());
+                let parts = line_parts(f.geometry.as_ref().map(|g| &g.value), &place)?;
+                lines.push(id, &parts, &place)?;
+            }
+        }
+        Format::Wkt => {
+            for (i, line) in BufReader::new(r).lines().enumerate() {
+                let line = line.with_context(|| format!("cannot read {name}"))?;
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let place = || format!("{name}: line {}", i + 1);
+                let parts = wkt_line_parts(&line, &place)?;
+                lines.push(i.to_string(), &parts, &place)?;
+            }
+        }
+    }
+    if lines.vertices.is_empty() {
+        lines.has_z = false;
+    }
+    Ok(lines)
+}
+
+/// The parts of a line-like GeoJSON geometry (polygon rings count as lines).
+fn line_parts(g: Option<&geojson::Value>, place: &dyn Fn() -> String) -> Result<Vec<Vec<Vec<f64>>>> {
+    use geojson::Value as V;
+    Ok(match g {
+        Some(V::LineString(l)) => vec![l.clone()],
+        Some(V::MultiLineString(ls)) => ls.clone(),
+        Some(V::Polygon(rings)) => rings.clone(),
+        Some(V::MultiPolygon(ps)) => ps.iter().flatten().cloned().collect(),
+        Some(other) => bail!("{}: a {} where lines are expected", place(), other.type_name()),
+        None => bail!("{}: no geometry", place()),
+    })
+}
+
+/// The parts of a line-like WKT geometry.
+fn wkt_line_parts(text: &str, place: &dyn Fn() -> String) -> Result<Vec<Vec<Vec<f64>>>> {
+    use wkt::Wkt;
+    let g: Wkt<f64> = text.parse().map_err(|e| anyhow!("{}: not WKT: {e}", place()))?;
+    let ls = |l: &wkt::types::LineString<f64>| l.coords().iter().map(wkt_pos).collect::<Vec<_>>();
+    Ok(match &g {
+        Wkt::LineString(l) => vec![ls(l)],
+        Wkt::MultiLineString(m) => m.line_strings().iter().map(ls).collect(),
+        Wkt::Polygon(p) => p.rings().iter().map(ls).collect(),
+        Wkt::MultiPolygon(m) => m.polygons().iter().flat_map(|p| p.rings().iter().map(ls)).collect(),
+        _ => bail!("{}: a {} where lines are expected", place(), wkt_type(&g)),
+    })
+}
+
+fn wkt_pos(c: &wkt::types::Coord<f64>) -> Vec<f64> {
+    match c.z {
+        Some(z) => vec![c.x, c.y, z],
+        None => vec![c.x, c.y],
+    }
+}
+
+fn wkt_type(g: &wkt::Wkt<f64>) -> &'static str {
+    use wkt::Wkt;
+    match g {
+        Wkt::Point(_) => "POINT",
+        Wkt::LineString(_) => "LINESTRING",
+        Wkt::Polygon(_) => "POLYGON",
+        Wkt::MultiPoint(_) => "MULTIPOINT",
+        Wkt::MultiLineString(_) => "MULTILINESTRING",
+        Wkt::MultiPolygon(_) => "MULTIPOLYGON",
+        Wkt::GeometryCollection(_) => "GEOMETRYCOLLECTION",
+    }
+}
+
+/// The features of a GeoJSON file: streamed from a FeatureCollection, or
+/// the one Feature or geometry it holds.
+fn geojson_features(name: &str, r: Box<dyn Read>) -> Result<Box<dyn Iterator<Item = Result<geojson::Feature>>>> {
+    let mut r = BufReader::with_capacity(1 << 16, r);
+    // A FeatureCollection is streamed; anything else is read whole.
+    let head = String::from_utf8_lossy(r.fill_buf().with_context(|| format!("cannot read {name}"))?).into_owned();
+    let name = name.to_string();
+    if head.contains("FeatureCollection") {
+        let n = name.clone();
+        let it = geojson::FeatureReader::from_reader(r)
+            .features()
+            .enumerate()
+            .map(move |(i, f)| f.map_err(|e| anyhow!("{n}: feature {i}: {e}")))
+            // geojson's iterator panics when asked again after its end.
+            .fuse();
+        return Ok(Box::new(it));
+    }
+    let mut text = String::new();
+    r.read_to_string(&mut text).with_context(|| format!("cannot read {name}"))?;
+    let gj: geojson::GeoJson = text.parse().map_err(|e| anyhow!("{name}: not GeoJSON: {e}"))?;
+    let features = match gj {
+        geojson::GeoJson::FeatureCollection(fc) => fc.features,
+        geojson::GeoJson::Feature(f) => vec![f],
+        geojson::GeoJson::Geometry(g) => vec![geojson::Feature { geometry: Some(g), ..Default::default() }],
+    };
+    Ok(Box::new(features.into_iter().map(Ok)))
+}
+
+/// A feature's id: the chosen property, else its `id`, else its position.
+fn feature_id(f: &geojson::Feature, i: usize, property: Option<&str>) -> String {
+    let text = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if let Some(p) = property {
+        if let Some(v) = f.properties.as_ref().and_then(|m| m.get(p)) {
+            return text(v);
+        }
+    } else if let Some(id) = &f.id {
+        return match id {
+            geojson::feature::Id::String(s) => s.clone(),
+            geojson::feature::Id::Number(n) => n.to_string(),
+        };
+    }
+    i.to_string()
+}
+
+/// One query point: its id, coordinates and whether it had a z.
+pub struct Pt {
+    pub id: String,
+    pub p: [f64; 3],
+    pub has_z: bool,
+}
+
+/// Points streamed from a file in chunks.
+pub struct PointReader {
+    pub name: String,
+    /// Bytes in the file, when known (for progress).
+    pub len: Option<u64>,
+    kind: Kind,
+}
+
+enum Kind {
+    Csv { rdr: csv::Reader<Box<dyn Read>>, header: csv::StringRecord, cols: CsvCols, row: usize },
+    Wkt { lines: io::Lines<BufReader<Box<dyn Read>>>, line: usize, next_id: usize },
+    Geojson { features: Box<dyn Iterator<Item = Result<geojson::Feature>>>, i: usize, prop: Option<String> },
+}
+
+impl PointReader {
+    pub fn open(path: &Path, opts: &InputOpts) -> Result<PointReader> {
+        let format = Format::of(path, opts.points_format)?;
+        let (name, r, len) = open(path)?;
+        let kind = match format {
+            Format::Csv => {
+                let (rdr, header) = csv_reader(&name, r)?;
+                let cols = CsvCols::find(&header, opts, &name, false)?;
+                Kind::Csv { rdr, header, cols, row: 0 }
+            }
+            Format::Wkt => Kind::Wkt { lines: BufReader::new(r).lines(), line: 0, next_id: 0 },
+            Format::Geojson => {
+                Kind::Geojson { features: geojson_features(&name, r)?, i: 0, prop: opts.id_property.clone() }
+            }
+        };
+        Ok(PointReader { name, len, kind })
+    }
+
+    /// Whether the points carry z: a z column in a CSV; otherwise unknown
+    /// until read (`None`).
+    pub fn declares_z(&self) -> Option<bool> {
+        match &self.kind {
+            Kind::Csv { cols, .. } => Some(cols.has_z),
+            _ => None,
+        }
+    }
+
+    /// Bytes read so far (CSV only; 0 otherwise).
+    pub fn position(&self) -> u64 {
+        match &self.kind {
+            Kind::Csv { rdr, .. } => rdr.position().byte(),
+            _ => 0,
+        }
+    }
+
+    /// Up to about `max` more points into `out` (cleared first); empty at
+    /// the end.
+    pub fn next_chunk(&mut self, max: usize, out: &mut Vec<Pt>) -> Result<()> {
+        out.clear();
+        let name = &self.name;
+        match &mut self.kind {
+            Kind::Csv { rdr, header, cols, row } => {
+                let mut rec = csv::StringRecord::new();
+                while out.len() < max && rdr.read_record(&mut rec).map_err(|e| csv_error(e, name))? {
+                    let p = cols.point(&rec, header, name)?;
+                    let id = match cols.id {
+                        Some(i) => rec.get(i).unwrap_or("").to_string(),
+                        None => row.to_string(),
+                    };
+                    *row += 1;
+                    out.push(Pt { id, p, has_z: cols.has_z });
+                }
+            }
+            Kind::Wkt { lines, line, next_id } => {
+                while out.len() < max {
+                    let Some(text) = lines.next() else { break };
+                    let text = text.with_context(|| format!("cannot read {name}"))?;
+                    *line += 1;
+                    if text.trim().is_empty() {
+                        continue;
+                    }
+                    let place = format!("{name}: line {line}");
+                    let g: wkt::Wkt<f64> = text.parse().map_err(|e| anyhow!("{place}: not WKT: {e}"))?;
+                    let coords: Vec<&wkt::types::Coord<f64>> = match &g {
+                        wkt::Wkt::Point(p) => p.coord().into_iter().collect(),
+                        wkt::Wkt::MultiPoint(m) => m.points().iter().filter_map(|p| p.coord()).collect(),
+                        _ => bail!("{place}: a {} where points are expected", wkt_type(&g)),
+                    };
+                    for c in coords {
+                        let (p, has_z) = position(&wkt_pos(c)).map_err(|e| anyhow!("{place}: {e}"))?;
+                        out.push(Pt { id: next_id.to_string(), p, has_z });
+                    }
+                    *next_id += 1;
+                }
+            }
+            Kind::Geojson { features, i, prop } => {
+                while out.len() < max {
+                    let Some(f) = features.next() else { break };
+                    let f = f?;
+                    let place = format!("{name}: feature {i}");
+                    let id = feature_id(&f, *i, prop.as_deref());
+                    *i += 1;
+                    let positions: Vec<Vec<f64>> = match f.geometry.map(|g| g.value) {
+                        Some(geojson::Value::Point(p)) => vec![p],
+                        Some(geojson::Value::MultiPoint(ps)) => ps,
+                        Some(other) => bail!("{place}: a {} where points are expected", other.type_name()),
+                        None => bail!("{place}: no geometry"),
+                    };
+                    for pos in positions {
+                        let (p, has_z) = position(&pos).map_err(|e| anyhow!("{place}: {e}"))?;
+                        out.push(Pt { id: id.clone(), p, has_z });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,142 @@
+//! `segdist locate`: linear referencing of points along a line.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::Args;
+use segdist_index::{Polyline, QueryOptions};
+
+use crate::geom::{read_lines, InputOpts, PointReader, Pt};
+use crate::output::Output;
+
+/// Where along a line each point projects (like PostGIS ST_LineLocatePoint
+/// and shapely line_locate_point): the segment, t on it, the distance along
+/// the line from its first vertex, that as a fraction of the line's length,
+/// the distance from the point, and the closest point.
+///
+/// The line file may hold several LineString features: each point is then
+/// located along each of them (or only along --line-id). Output columns:
+/// point_id, line_id, segment, t, along, fraction, distance, x, y[, z].
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    segdist locate --line route.geojson --points fixes.csv\n  \
+    segdist locate --line roads.geojson --line-id 4236349 --points fixes.csv --out located.csv")]
+pub struct LocateArgs {
+    /// The line (or lines) to locate along.
+    #[arg(long, value_name = "FILE")]
+    pub line: PathBuf,
+    /// The points to locate.
+    #[arg(long, value_name = "FILE")]
+    pub points: PathBuf,
+    /// Only the line feature with this id.
+    #[arg(long, value_name = "ID")]
+    pub line_id: Option<String>,
+    /// Write to this file (atomically) instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Points farther than this from a line get an empty match on it.
+    #[arg(long, value_name = "R")]
+    pub max_distance: Option<f64>,
+    /// Worker threads (default: all cores).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub input: InputOpts,
+}
+
+pub fn run(args: &LocateArgs) -> Result<()> {
+    if let Some(n) = args.threads {
+        let _ = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global();
+    }
+    let max_distance = args.max_distance.unwrap_or(f64::INFINITY);
+    if max_distance.is_nan() || max_distance < 0.0 {
+        bail!("--max-distance must be a number >= 0");
+    }
+    let lines = read_lines(&args.line, &args.input)?;
+    let chosen: Vec<usize> = match &args.line_id {
+        Some(id) => match lines.ids.iter().position(|i| i == id) {
+            Some(f) => vec![f],
+            None => bail!("{}: no line with id {id:?}", args.line.display()),
+        },
+        None => (0..lines.len()).collect(),
+    };
+    if chosen.is_empty() {
+        bail!("{}: no line to locate along", args.line.display());
+    }
+    let mut points = PointReader::open(&args.points, &args.input)?;
+    let mut chunk = Vec::new();
+    points.next_chunk(1 << 16, &mut chunk)?;
+    let three_d = lines.has_z && points.declares_z().unwrap_or_else(|| chunk.iter().all(|p| p.has_z));
+    let mut out = Output::open(args.out.as_deref())?;
+    if three_d {
+        locate::<3>(args, &lines, &chosen, &mut points, chunk, max_distance, &mut out)?;
+    } else {
+        locate::<2>(args, &lines, &chosen, &mut points, chunk, max_distance, &mut out)?;
+    }
+    out.finish()
+}
+
+fn locate<const D: usize>(
+    args: &LocateArgs,
+    lines: &crate::geom::Lines,
+    chosen: &[usize],
+    points: &mut PointReader,
+    mut chunk: Vec<Pt>,
+    max_distance: f64,
+    out: &mut Output,
+) -> Result<()> {
+    let mut routes = Vec::with_capacity(chosen.len());
+    for &f in chosen {
+        let parts: Vec<_> = lines.parts(f).collect();
+        if parts.len() != 1 {
+            bail!(
+                "{}: line {:?} has {} parts; locate needs a LineString",
+                args.line.display(),
+                lines.ids[f],
+                parts.len()
+            );
+        }
+        let v: Vec<[f64; D]> = lines.vertices[parts[0].clone()].iter().map(|p| std::array::from_fn(|k| p[k])).collect();
+        routes.push((f, Polyline::new(&v)?));
+    }
+    let mut head = String::from("point_id,line_id,segment,t,along,fraction,distance,x,y");
+    if D == 3 {
+        head.push_str(",z");
+    }
+    head.push('\n');
+    out.write_all(head.as_bytes())?;
+    let opts = QueryOptions { max_distance, threads: 0 };
+    let mut buf = ryu::Buffer::new();
+    while !chunk.is_empty() {
+        if D == 3 {
+            if let Some(p) = chunk.iter().find(|p| !p.has_z) {
+                bail!("{}: point {:?} has no z, but the data are 3D", points.name, p.id);
+            }
+        }
+        let pts: Vec<[f64; D]> = chunk.iter().map(|p| std::array::from_fn(|k| p.p[k])).collect();
+        let located: Vec<_> = routes.iter().map(|(_, r)| r.locate_many(&pts, &opts)).collect();
+        let mut w = csv::WriterBuilder::new().flexible(true).from_writer(Vec::new());
+        for (i, pt) in chunk.iter().enumerate() {
+            for ((f, _), l) in routes.iter().zip(&located) {
+                let mut rec = vec![pt.id.clone(), lines.ids[*f].clone()];
+                match l[i] {
+                    Some(l) => {
+                        rec.push(l.segment.to_string());
+                        for x in [l.t, l.along, l.fraction, l.distance] {
+                            rec.push(buf.format(x).to_string());
+                        }
+                        for c in l.point {
+                            rec.push(buf.format(c).to_string());
+                        }
+                    }
+                    None => rec.resize(7 + D, String::new()),
+                }
+                w.write_record(&rec)?;
+            }
+        }
+        out.write_all(&w.into_inner().map_err(|e| anyhow::anyhow!("formatting: {e}"))?)?;
+        points.next_chunk(1 << 16, &mut chunk)?;
+    }
+    Ok(())
+}

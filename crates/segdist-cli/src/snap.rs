@@ -1,0 +1,411 @@
+//! `segdist snap`: the nearest line feature of every point, from CSV,
+//! GeoJSON or WKT files, at index speed.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use segdist_index::{Hit, Index, IndexBuilder, QueryOptions};
+
+use crate::geom::{read_lines, InputOpts, Lines, PointReader, Pt};
+use crate::output::Output;
+
+/// For every point, the nearest line feature: which line, part and
+/// segment, how far, the closest point, t on the segment, and the distance
+/// along the line (and as a fraction of its length).
+///
+/// Lines: GeoJSON LineString, MultiLineString, Polygon and MultiPolygon
+/// (rings as lines); WKT, one geometry per line; or CSV rows id,x,y[,z] where
+/// consecutive rows with the same id form one line. Points: GeoJSON Point
+/// and MultiPoint, WKT POINT and MULTIPOINT, or CSV rows [id,]x,y[,z].
+/// Formats follow the file extensions (.geojson/.json, .wkt, .csv) unless
+/// given. Coordinates are used as they are (for lon/lat data, distances are
+/// in degrees). When both files carry z, the computation is 3D.
+///
+/// Output (CSV, or GeoJSON with --output-format geojson): point_id,
+/// [rank,] line_id, part, segment, distance, x, y, [z,] t, along, fraction.
+/// "along" counts from the start of the part. A point with nothing within
+/// --max-distance gets a row with only its id. Every number is faithfully
+/// rounded and printed in the shortest form that reads back to it.
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    segdist snap --points fixes.csv --lines roads.geojson --out snapped.csv\n  \
+    segdist snap --points fixes.geojson --lines roads.wkt --k 3 --max-distance 25\n  \
+    segdist snap --points p.csv --lines l.csv --output-format geojson --connectors > snapped.geojson")]
+pub struct SnapArgs {
+    /// The points to snap.
+    #[arg(long, value_name = "FILE")]
+    pub points: PathBuf,
+    /// The lines to snap them to.
+    #[arg(long, value_name = "FILE")]
+    pub lines: PathBuf,
+    /// Write to this file (atomically) instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// The k nearest lines' segments per point, one row each, nearest first.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub k: usize,
+    /// Only segments within this distance; farther points get an empty match.
+    #[arg(long, value_name = "R")]
+    pub max_distance: Option<f64>,
+    /// Output format.
+    #[arg(long, value_name = "FORMAT", default_value = "csv")]
+    pub output_format: OutFormat,
+    /// With GeoJSON output, add a LineString from each point to its match.
+    #[arg(long)]
+    pub connectors: bool,
+    /// Round the input coordinates to f32 and print results as f32.
+    #[arg(long)]
+    pub f32: bool,
+    /// Worker threads (default: all cores).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub input: InputOpts,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Print how long reading, indexing, querying and writing took.
+    #[arg(long)]
+    pub timings: bool,
+}
+
+/// An output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutFormat {
+    Csv,
+    Geojson,
+}
+
+/// Points handed to the index at a time.
+const CHUNK: usize = 1 << 16;
+
+pub fn run(args: &SnapArgs) -> Result<()> {
+    if args.k == 0 {
+        bail!("--k must be at least 1");
+    }
+    if let Some(r) = args.max_distance {
+        if r.is_nan() || r < 0.0 {
+            bail!("--max-distance must be a number >= 0, not {r}");
+        }
+    }
+    if args.connectors && args.output_format != OutFormat::Geojson {
+        bail!("--connectors needs --output-format geojson");
+    }
+    if let Some(n) = args.threads {
+        // One command per process: the global pool is this run's.
+        let _ = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global();
+    }
+    let mut times = Times::default();
+    let t = Instant::now();
+    let mut lines = read_lines(&args.lines, &args.input)?;
+    let mut points = PointReader::open(&args.points, &args.input)?;
+    times.read += t.elapsed();
+    if args.f32 {
+        for v in &mut lines.vertices {
+            *v = v.map(|c| f64::from(c as f32));
+        }
+    }
+    let mut first = Vec::new();
+    let t = Instant::now();
+    points.next_chunk(CHUNK, &mut first)?;
+    times.read += t.elapsed();
+    let points_z = points.declares_z().unwrap_or_else(|| !first.is_empty() && first.iter().all(|p| p.has_z));
+    let three_d = lines.has_z && points_z;
+    if !args.quiet && (lines.has_z != points_z) && !lines.vertices.is_empty() && !first.is_empty() {
+        eprintln!("segdist: note: only one of the files has z; computing in 2D");
+    }
+    let mut out = Output::open(args.out.as_deref())?;
+    if three_d {
+        snap::<3>(args, &lines, &mut points, first, &mut out, &mut times)?;
+    } else {
+        snap::<2>(args, &lines, &mut points, first, &mut out, &mut times)?;
+    }
+    let t = Instant::now();
+    out.finish()?;
+    times.write += t.elapsed();
+    if args.timings {
+        eprintln!("{}", times.line());
+    }
+    Ok(())
+}
+
+/// Where a run's time went.
+#[derive(Default)]
+pub struct Times {
+    pub read: Duration,
+    pub index: Duration,
+    pub query: Duration,
+    pub write: Duration,
+    pub points: usize,
+}
+
+impl Times {
+    fn line(&self) -> String {
+        let total = self.read + self.index + self.query + self.write;
+        format!(
+            "segdist: {} points in {:.3} s: read {:.3} s, index {:.3} s, query {:.3} s, write {:.3} s",
+            self.points,
+            total.as_secs_f64(),
+            self.read.as_secs_f64(),
+            self.index.as_secs_f64(),
+            self.query.as_secs_f64(),
+            self.write.as_secs_f64()
+        )
+    }
+}
+
+/// The index over `lines` and the cumulative length of every vertex
+/// within its part (for "along").
+pub struct Snapper<const D: usize> {
+    pub index: Index<D>,
+    pub cum: Vec<f64>,
+}
+
+impl<const D: usize> Snapper<D> {
+    pub fn new(lines: &Lines) -> Result<Self> {
+        let v: Vec<[f64; D]> = lines.vertices.iter().map(|p| std::array::from_fn(|k| p[k])).collect();
+        let mut b = IndexBuilder::<D>::with_capacity(v.len(), lines.part_start.len());
+        let mut cum = Vec::with_capacity(v.len());
+        for f in 0..lines.len() {
+            let parts: Vec<&[[f64; D]]> = lines.parts(f).map(|r| &v[r]).collect();
+            for part in &parts {
+                cum.extend(segdist_index::cumulative_lengths(part));
+            }
+            b.push_multi_polyline(parts);
+        }
+        // Coordinates were checked when read: only size can fail here.
+        Ok(Snapper { index: b.build()?, cum })
+    }
+
+    /// `(along, fraction)` of a hit, within its part.
+    pub fn along(&self, lines: &Lines, h: &Hit<D>) -> (f64, f64) {
+        let part = lines.feature_start[h.feature] + h.part;
+        let cum = &self.cum[lines.part_start[part]..lines.part_start[part + 1]];
+        let a = segdist_index::along(cum, h.segment, h.t);
+        (a, segdist_index::fraction(cum, a))
+    }
+
+    /// The hits of every point (nearest first, at most `k`).
+    pub fn query(&self, pts: &[[f64; D]], k: usize, max_distance: f64) -> Vec<Vec<Hit<D>>> {
+        if k == 1 {
+            let opts = QueryOptions { max_distance, threads: 0 };
+            self.index.nearest_many(pts, &opts).into_iter().map(|h| h.into_iter().collect()).collect()
+        } else {
+            pts.par_iter().map(|p| self.index.k_nearest_within(*p, k, max_distance)).collect()
+        }
+    }
+}
+
+fn progress_bar(quiet: bool, len: Option<u64>) -> ProgressBar {
+    match len {
+        Some(len) if !quiet && std::io::stderr().is_terminal() && len > (8 << 20) => {
+            let pb = ProgressBar::new(len);
+            pb.set_style(
+                ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}")
+                    .expect("valid template"),
+            );
+            pb
+        }
+        _ => ProgressBar::hidden(),
+    }
+}
+
+fn snap<const D: usize>(
+    args: &SnapArgs,
+    lines: &Lines,
+    points: &mut PointReader,
+    first: Vec<Pt>,
+    out: &mut Output,
+    times: &mut Times,
+) -> Result<()> {
+    let t = Instant::now();
+    let snapper = Snapper::<D>::new(lines)?;
+    times.index += t.elapsed();
+    let fmt = Fmt { args, lines, snapper: &snapper };
+    let progress = progress_bar(args.quiet, points.len);
+    let t = Instant::now();
+    out.write_all(&fmt.header())?;
+    times.write += t.elapsed();
+    let mut chunk = first;
+    let mut first_row = true;
+    let max_distance = args.max_distance.unwrap_or(f64::INFINITY);
+    while !chunk.is_empty() {
+        let t = Instant::now();
+        let pts: Vec<[f64; D]> = chunk
+            .iter()
+            .map(|p| std::array::from_fn(|k| if args.f32 { f64::from(p.p[k] as f32) } else { p.p[k] }))
+            .collect();
+        if D == 3 {
+            if let Some(p) = chunk.iter().find(|p| !p.has_z) {
+                bail!("{}: point {:?} has no z, but the data are 3D", points.name, p.id);
+            }
+        }
+        let hits = snapper.query(&pts, args.k, max_distance);
+        times.query += t.elapsed();
+        let t = Instant::now();
+        // Formatted in parallel, in slices, written in order.
+        let bufs: Vec<Vec<u8>> = chunk
+            .par_chunks(4096)
+            .zip(pts.par_chunks(4096))
+            .zip(hits.par_chunks(4096))
+            .map(|((c, p), h)| fmt.rows(c, p, h))
+            .collect();
+        for b in bufs {
+            if args.output_format == OutFormat::Geojson && !b.is_empty() {
+                if !first_row {
+                    out.write_all(b",\n")?;
+                }
+                first_row = false;
+            }
+            out.write_all(&b)?;
+        }
+        times.write += t.elapsed();
+        times.points += chunk.len();
+        progress.set_position(points.position());
+        let t = Instant::now();
+        points.next_chunk(CHUNK, &mut chunk)?;
+        times.read += t.elapsed();
+    }
+    let t = Instant::now();
+    out.write_all(&fmt.footer())?;
+    times.write += t.elapsed();
+    progress.finish_and_clear();
+    Ok(())
+}
+
+/// Formats result rows.
+struct Fmt<'a, const D: usize> {
+    args: &'a SnapArgs,
+    lines: &'a Lines,
+    snapper: &'a Snapper<D>,
+}
+
+impl<const D: usize> Fmt<'_, D> {
+    fn num(&self, x: f64, buf: &mut ryu::Buffer) -> String {
+        if self.args.f32 {
+            buf.format(x as f32).to_string()
+        } else {
+            buf.format(x).to_string()
+        }
+    }
+
+    fn header(&self) -> Vec<u8> {
+        match self.args.output_format {
+            OutFormat::Geojson => b"{\"type\":\"FeatureCollection\",\"features\":[\n".to_vec(),
+            OutFormat::Csv => {
+                let mut cols = vec!["point_id"];
+                if self.args.k > 1 {
+                    cols.push("rank");
+                }
+                cols.extend(["line_id", "part", "segment", "distance", "x", "y"]);
+                if D == 3 {
+                    cols.push("z");
+                }
+                cols.extend(["t", "along", "fraction"]);
+                let mut s = cols.join(",");
+                s.push('\n');
+                s.into_bytes()
+            }
+        }
+    }
+
+    fn footer(&self) -> Vec<u8> {
+        match self.args.output_format {
+            OutFormat::Geojson => b"\n]}\n".to_vec(),
+            OutFormat::Csv => Vec::new(),
+        }
+    }
+
+    /// The rows of some points (GeoJSON: features joined by ",\n").
+    fn rows(&self, chunk: &[Pt], pts: &[[f64; D]], hits: &[Vec<Hit<D>>]) -> Vec<u8> {
+        let mut buf = ryu::Buffer::new();
+        match self.args.output_format {
+            OutFormat::Csv => {
+                let mut w = csv::WriterBuilder::new().flexible(true).from_writer(Vec::with_capacity(chunk.len() * 96));
+                let width = 8 + D + usize::from(self.args.k > 1);
+                let mut rec: Vec<String> = Vec::with_capacity(width);
+                for (pt, hs) in chunk.iter().zip(hits) {
+                    if hs.is_empty() {
+                        rec.clear();
+                        rec.push(pt.id.clone());
+                        rec.resize(width, String::new());
+                        // Writing to a Vec cannot fail.
+                        let _ = w.write_record(&rec);
+                    }
+                    for (rank, h) in hs.iter().enumerate() {
+                        let (along, fraction) = self.snapper.along(self.lines, h);
+                        rec.clear();
+                        rec.push(pt.id.clone());
+                        if self.args.k > 1 {
+                            rec.push((rank + 1).to_string());
+                        }
+                        rec.push(self.lines.ids[h.feature].clone());
+                        rec.push(h.part.to_string());
+                        rec.push(h.segment.to_string());
+                        rec.push(self.num(h.distance, &mut buf));
+                        for c in h.point {
+                            rec.push(self.num(c, &mut buf));
+                        }
+                        for x in [h.t, along, fraction] {
+                            rec.push(self.num(x, &mut buf));
+                        }
+                        let _ = w.write_record(&rec);
+                    }
+                }
+                w.into_inner().unwrap_or_default()
+            }
+            OutFormat::Geojson => {
+                let mut feats: Vec<String> = Vec::with_capacity(chunk.len());
+                let js = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string());
+                for ((pt, p), hs) in chunk.iter().zip(pts).zip(hits) {
+                    if hs.is_empty() {
+                        feats.push(format!(
+                            "{{\"type\":\"Feature\",\"geometry\":null,\"properties\":{{\"point_id\":{},\"line_id\":null}}}}",
+                            js(&pt.id)
+                        ));
+                    }
+                    for (rank, h) in hs.iter().enumerate() {
+                        let (along, fraction) = self.snapper.along(self.lines, h);
+                        let coords = |q: &[f64; D], buf: &mut ryu::Buffer| {
+                            q.iter().map(|c| self.num(*c, buf)).collect::<Vec<_>>().join(",")
+                        };
+                        let q = coords(&h.point, &mut buf);
+                        let mut props = format!(
+                            "\"point_id\":{},\"rank\":{},\"line_id\":{},\"part\":{},\"segment\":{},\"distance\":{},\"t\":{},\"along\":{},\"fraction\":{}",
+                            js(&pt.id),
+                            rank + 1,
+                            js(&self.lines.ids[h.feature]),
+                            h.part,
+                            h.segment,
+                            self.num(h.distance, &mut buf),
+                            self.num(h.t, &mut buf),
+                            self.num(along, &mut buf),
+                            self.num(fraction, &mut buf)
+                        );
+                        if self.args.connectors {
+                            props.push_str(",\"kind\":\"snapped\"");
+                        }
+                        feats.push(format!(
+                            "{{\"type\":\"Feature\",\"geometry\":{{\"type\":\"Point\",\"coordinates\":[{q}]}},\"properties\":{{{props}}}}}"
+                        ));
+                        if self.args.connectors {
+                            feats.push(format!(
+                                "{{\"type\":\"Feature\",\"geometry\":{{\"type\":\"LineString\",\"coordinates\":[[{}],[{q}]]}},\"properties\":{{\"point_id\":{},\"rank\":{},\"line_id\":{},\"kind\":\"connector\"}}}}",
+                                coords(p, &mut buf),
+                                js(&pt.id),
+                                rank + 1,
+                                js(&self.lines.ids[h.feature])
+                            ));
+                        }
+                    }
+                }
+                feats.join(",\n").into_bytes()
+            }
+        }
+    }
+}
