@@ -6,6 +6,7 @@
 //! cargo run --release -p segdist-bench -- batch [--quick]
 //! cargo run --release -p segdist-bench -- nearest [--quick]
 //! cargo run --release -p segdist-bench -- nearest-scale [--quick]   # 10 M segments, 100 M points
+//! cargo run --release -p segdist-bench -- snap-data DIR [POINTS] [SEGMENTS]   # for scripts/snap_e2e.sh
 //! ```
 //!
 //! Every result is one JSON object per line on stdout (`workload`, `impl`,
@@ -36,6 +37,10 @@ fn main() {
     if what.is_empty() || what.contains(&"nearest") {
         nearest::run(quick);
         known = true;
+    }
+    if what.first() == Some(&"snap-data") {
+        nearest::snap_data(&what[1..]);
+        return;
     }
     // Not in the default set: minutes, and gigabytes.
     if what.contains(&"nearest-scale") {

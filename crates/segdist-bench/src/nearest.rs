@@ -423,3 +423,29 @@ pub fn run_scale(quick: bool) {
         peak_rss_mb()
     );
 }
+
+/// `snap-data DIR [POINTS] [SEGMENTS]`: the files of the end-to-end snap
+/// comparison (`scripts/snap_e2e.sh`): `points.csv` (id,x,y, uniform in the
+/// unit square) and `lines.wkt` (one two-point LINESTRING per segment, the
+/// `nearest_uniform` segments).
+pub fn snap_data(args: &[&str]) {
+    use std::io::Write;
+    let dir = std::path::Path::new(args.first().copied().unwrap_or("target/snap-e2e"));
+    let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    let m: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    std::fs::create_dir_all(dir).expect("output directory");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join("lines.wkt")).expect("lines.wkt"));
+    for s in uniform_segments(m, 1) {
+        writeln!(w, "LINESTRING ({:?} {:?}, {:?} {:?})", s[0][0], s[0][1], s[1][0], s[1][1]).expect("write");
+    }
+    let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join("points.csv")).expect("points.csv"));
+    writeln!(w, "id,x,y").expect("write");
+    for (i, p) in uniform_points(n, 2).iter().enumerate() {
+        writeln!(w, "{i},{:?},{:?}", p[0], p[1]).expect("write");
+    }
+    eprintln!(
+        "wrote {} ({n} points) and {} ({m} segments)",
+        dir.join("points.csv").display(),
+        dir.join("lines.wkt").display()
+    );
+}

@@ -127,9 +127,9 @@ fn position(pos: &[f64]) -> Result<([f64; 3], bool)> {
     Ok((p, z.is_some()))
 }
 
-fn open(path: &Path) -> Result<(String, Box<dyn Read>, Option<u64>)> {
+fn open(path: &Path) -> Result<(String, Box<dyn Read + Send>, Option<u64>)> {
     if path.as_os_str() == "-" {
-        return Ok(("<stdin>".to_string(), Box::new(io::stdin().lock()), None));
+        return Ok(("<stdin>".to_string(), Box::new(io::stdin()), None));
     }
     let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let len = f.metadata().ok().map(|m| m.len());
@@ -147,10 +147,10 @@ pub fn sniff_delimiter(head: &[u8]) -> u8 {
 }
 
 /// A CSV reader with the delimiter detected, and its header.
-fn csv_reader(name: &str, r: Box<dyn Read>) -> Result<(csv::Reader<Box<dyn Read>>, csv::StringRecord)> {
+fn csv_reader(name: &str, r: Box<dyn Read + Send>) -> Result<(csv::Reader<Box<dyn Read + Send>>, csv::StringRecord)> {
     let mut r = BufReader::with_capacity(1 << 16, r);
     let delimiter = sniff_delimiter(r.fill_buf().with_context(|| format!("cannot read {name}"))?);
-    let mut rdr = csv::ReaderBuilder::new().delimiter(delimiter).from_reader(Box::new(r) as Box<dyn Read>);
+    let mut rdr = csv::ReaderBuilder::new().delimiter(delimiter).from_reader(Box::new(r) as Box<dyn Read + Send>);
     let header = rdr.headers().map_err(|e| csv_error(e, name))?.clone();
     Ok((rdr, header))
 }
@@ -197,15 +197,30 @@ impl CsvCols {
 
     /// The point of a row, checked.
     fn point(&self, rec: &csv::StringRecord, header: &csv::StringRecord, name: &str) -> Result<[f64; 3]> {
+        self.point_of(|i| rec.get(i).unwrap_or("").as_bytes(), rec.position(), header, name)
+    }
+
+    /// The point of a row given its fields (`get`), checked.
+    fn point_of<'r>(
+        &self,
+        get: impl Fn(usize) -> &'r [u8],
+        position: Option<&csv::Position>,
+        header: &csv::StringRecord,
+        name: &str,
+    ) -> Result<[f64; 3]> {
         let mut p = [0.0; 3];
         for k in 0..if self.has_z { 3 } else { 2 } {
             let i = self.xyz[k];
-            let raw = rec.get(i).unwrap_or("");
+            let bytes = get(i);
+            let raw = std::str::from_utf8(bytes).unwrap_or("");
             let place = || {
-                let line = rec.position().map_or(0, |p| p.line());
+                let line = position.map_or(0, |p| p.line());
                 format!("{name}: line {line}, column {} ({})", i + 1, header.get(i).unwrap_or(""))
             };
-            let v: f64 = raw.trim().parse().map_err(|_| anyhow!("{}: cannot read {raw:?} as a number", place()))?;
+            let v: f64 = raw
+                .trim()
+                .parse()
+                .map_err(|_| anyhow!("{}: cannot read {:?} as a number", place(), String::from_utf8_lossy(bytes)))?;
             if !v.is_finite() {
                 bail!("{}: {raw:?} is not a finite number", place());
             }
@@ -324,7 +339,10 @@ fn wkt_type(g: &wkt::Wkt<f64>) -> &'static str {
 
 /// The features of a GeoJSON file: streamed from a FeatureCollection, or
 /// the one Feature or geometry it holds.
-fn geojson_features(name: &str, r: Box<dyn Read>) -> Result<Box<dyn Iterator<Item = Result<geojson::Feature>>>> {
+fn geojson_features(
+    name: &str,
+    r: Box<dyn Read + Send>,
+) -> Result<Box<dyn Iterator<Item = Result<geojson::Feature>> + Send>> {
     let mut r = BufReader::with_capacity(1 << 16, r);
     // A FeatureCollection is streamed; anything else is read whole.
     let head = String::from_utf8_lossy(r.fill_buf().with_context(|| format!("cannot read {name}"))?).into_owned();
@@ -385,9 +403,9 @@ pub struct PointReader {
 }
 
 enum Kind {
-    Csv { rdr: csv::Reader<Box<dyn Read>>, header: csv::StringRecord, cols: CsvCols, row: usize },
-    Wkt { lines: io::Lines<BufReader<Box<dyn Read>>>, line: usize, next_id: usize },
-    Geojson { features: Box<dyn Iterator<Item = Result<geojson::Feature>>>, i: usize, prop: Option<String> },
+    Csv { rdr: csv::Reader<Box<dyn Read + Send>>, header: csv::StringRecord, cols: CsvCols, row: usize },
+    Wkt { lines: io::Lines<BufReader<Box<dyn Read + Send>>>, line: usize, next_id: usize },
+    Geojson { features: Box<dyn Iterator<Item = Result<geojson::Feature>> + Send>, i: usize, prop: Option<String> },
 }
 
 impl PointReader {
@@ -432,11 +450,13 @@ impl PointReader {
         let name = &self.name;
         match &mut self.kind {
             Kind::Csv { rdr, header, cols, row } => {
-                let mut rec = csv::StringRecord::new();
-                while out.len() < max && rdr.read_record(&mut rec).map_err(|e| csv_error(e, name))? {
-                    let p = cols.point(&rec, header, name)?;
+                // Byte records: no UTF-8 check of every field, no String
+                // per field.
+                let mut rec = csv::ByteRecord::new();
+                while out.len() < max && rdr.read_byte_record(&mut rec).map_err(|e| csv_error(e, name))? {
+                    let p = cols.point_of(|i| rec.get(i).unwrap_or_default(), rec.position(), header, name)?;
                     let id = match cols.id {
-                        Some(i) => rec.get(i).unwrap_or("").to_string(),
+                        Some(i) => String::from_utf8_lossy(rec.get(i).unwrap_or_default()).into_owned(),
                         None => row.to_string(),
                     };
                     *row += 1;

@@ -115,8 +115,8 @@ pub fn picture(
         }
     }
     s.push_str("</g>\n<g stroke=\"#f28e2b\" stroke-width=\"1.2\">\n");
-    for (p, hs) in pts.iter().zip(&hits) {
-        if let Some(h) = hs.first() {
+    for (i, p) in pts.iter().enumerate() {
+        if let Some(h) = hits.get(i).first() {
             let _ = writeln!(
                 s,
                 "<line x1=\"{:.2}\" y1=\"{:.2}\" x2=\"{:.2}\" y2=\"{:.2}\"/>",
@@ -132,7 +132,7 @@ pub fn picture(
         let _ = writeln!(s, "<circle cx=\"{:.2}\" cy=\"{:.2}\" r=\"2.6\"/>", x(p[0]), y(p[1]));
     }
     s.push_str("</g>\n<g fill=\"#d62728\">\n");
-    for h in hits.iter().filter_map(|h| h.first()) {
+    for h in (0..pts.len()).filter_map(|i| hits.get(i).first()) {
         let _ = writeln!(s, "<circle cx=\"{:.2}\" cy=\"{:.2}\" r=\"2\"/>", x(h.point[0]), y(h.point[1]));
     }
     s.push_str("</g>\n");

@@ -82,7 +82,7 @@ pub enum OutFormat {
 }
 
 /// Points handed to the index at a time.
-const CHUNK: usize = 1 << 16;
+const CHUNK: usize = 1 << 17;
 
 pub fn run(args: &SnapArgs) -> Result<()> {
     if args.k == 0 {
@@ -101,6 +101,7 @@ pub fn run(args: &SnapArgs) -> Result<()> {
         let _ = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global();
     }
     let mut times = Times::default();
+    let start = Instant::now();
     let t = Instant::now();
     let mut lines = read_lines(&args.lines, &args.input)?;
     let mut points = PointReader::open(&args.points, &args.input)?;
@@ -129,7 +130,7 @@ pub fn run(args: &SnapArgs) -> Result<()> {
     out.finish()?;
     times.write += t.elapsed();
     if args.timings {
-        eprintln!("{}", times.line());
+        eprintln!("{}", times.line(start.elapsed()));
     }
     Ok(())
 }
@@ -145,12 +146,11 @@ pub struct Times {
 }
 
 impl Times {
-    fn line(&self) -> String {
-        let total = self.read + self.index + self.query + self.write;
+    fn line(&self, wall: Duration) -> String {
         format!(
-            "segdist: {} points in {:.3} s: read {:.3} s, index {:.3} s, query {:.3} s, write {:.3} s",
+            "segdist: {} points in {:.3} s: read {:.3} s (on its own thread after the first chunk), index {:.3} s, query {:.3} s, write {:.3} s",
             self.points,
-            total.as_secs_f64(),
+            wall.as_secs_f64(),
             self.read.as_secs_f64(),
             self.index.as_secs_f64(),
             self.query.as_secs_f64(),
@@ -191,12 +191,29 @@ impl<const D: usize> Snapper<D> {
     }
 
     /// The hits of every point (nearest first, at most `k`).
-    pub fn query(&self, pts: &[[f64; D]], k: usize, max_distance: f64) -> Vec<Vec<Hit<D>>> {
+    pub fn query(&self, pts: &[[f64; D]], k: usize, max_distance: f64) -> Hits<D> {
         if k == 1 {
             let opts = QueryOptions { max_distance, threads: 0 };
-            self.index.nearest_many(pts, &opts).into_iter().map(|h| h.into_iter().collect()).collect()
+            Hits::One(self.index.nearest_many(pts, &opts))
         } else {
-            pts.par_iter().map(|p| self.index.k_nearest_within(*p, k, max_distance)).collect()
+            Hits::Many(pts.par_iter().map(|p| self.index.k_nearest_within(*p, k, max_distance)).collect())
+        }
+    }
+}
+
+/// The hits of a run of points: at most one each (no allocation per
+/// point), or a ranked list each.
+pub enum Hits<const D: usize> {
+    One(Vec<Option<Hit<D>>>),
+    Many(Vec<Vec<Hit<D>>>),
+}
+
+impl<const D: usize> Hits<D> {
+    /// The hits of point `i`, nearest first.
+    pub fn get(&self, i: usize) -> &[Hit<D>] {
+        match self {
+            Hits::One(h) => h[i].as_slice(),
+            Hits::Many(h) => &h[i],
         }
     }
 }
@@ -231,46 +248,64 @@ fn snap<const D: usize>(
     let t = Instant::now();
     out.write_all(&fmt.header())?;
     times.write += t.elapsed();
-    let mut chunk = first;
     let mut first_row = true;
     let max_distance = args.max_distance.unwrap_or(f64::INFINITY);
-    while !chunk.is_empty() {
-        let t = Instant::now();
-        let pts: Vec<[f64; D]> = chunk
-            .iter()
-            .map(|p| std::array::from_fn(|k| if args.f32 { f64::from(p.p[k] as f32) } else { p.p[k] }))
-            .collect();
-        if D == 3 {
-            if let Some(p) = chunk.iter().find(|p| !p.has_z) {
-                bail!("{}: point {:?} has no z, but the data are 3D", points.name, p.id);
+    let name = points.name.clone();
+    // The next chunk is read (and parsed) on its own thread while this one
+    // is searched and written.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(Vec<Pt>, u64, Duration)>>(1);
+    std::thread::scope(|scope| -> Result<()> {
+        scope.spawn(move || loop {
+            let t = Instant::now();
+            let mut chunk = Vec::new();
+            let r = points.next_chunk(CHUNK, &mut chunk).map(|()| (chunk, points.position(), t.elapsed()));
+            let end = r.as_ref().map_or(true, |(c, _, _)| c.is_empty());
+            // The receiver gone (an error downstream) ends the reading too.
+            if tx.send(r).is_err() || end {
+                break;
             }
-        }
-        let hits = snapper.query(&pts, args.k, max_distance);
-        times.query += t.elapsed();
-        let t = Instant::now();
-        // Formatted in parallel, in slices, written in order.
-        let bufs: Vec<Vec<u8>> = chunk
-            .par_chunks(4096)
-            .zip(pts.par_chunks(4096))
-            .zip(hits.par_chunks(4096))
-            .map(|((c, p), h)| fmt.rows(c, p, h))
-            .collect();
-        for b in bufs {
-            if args.output_format == OutFormat::Geojson && !b.is_empty() {
-                if !first_row {
-                    out.write_all(b",\n")?;
+        });
+        let mut chunk = first;
+        while !chunk.is_empty() {
+            let t = Instant::now();
+            let pts: Vec<[f64; D]> = chunk
+                .iter()
+                .map(|p| std::array::from_fn(|k| if args.f32 { f64::from(p.p[k] as f32) } else { p.p[k] }))
+                .collect();
+            if D == 3 {
+                if let Some(p) = chunk.iter().find(|p| !p.has_z) {
+                    bail!("{name}: point {:?} has no z, but the data are 3D", p.id);
                 }
-                first_row = false;
             }
-            out.write_all(&b)?;
+            let hits = snapper.query(&pts, args.k, max_distance);
+            times.query += t.elapsed();
+            let t = Instant::now();
+            // Formatted in parallel, in slices, written in order.
+            let bufs: Vec<Vec<u8>> = (0..chunk.len().div_ceil(4096))
+                .into_par_iter()
+                .map(|b| {
+                    let r = b * 4096..((b + 1) * 4096).min(chunk.len());
+                    fmt.rows(&chunk[r.clone()], &pts[r.clone()], &hits, r.start)
+                })
+                .collect();
+            for b in bufs {
+                if args.output_format == OutFormat::Geojson && !b.is_empty() {
+                    if !first_row {
+                        out.write_all(b",\n")?;
+                    }
+                    first_row = false;
+                }
+                out.write_all(&b)?;
+            }
+            times.write += t.elapsed();
+            times.points += chunk.len();
+            let (next, position, read) = rx.recv().map_err(|_| anyhow::anyhow!("{name}: the reader stopped"))??;
+            times.read += read;
+            progress.set_position(position);
+            chunk = next;
         }
-        times.write += t.elapsed();
-        times.points += chunk.len();
-        progress.set_position(points.position());
-        let t = Instant::now();
-        points.next_chunk(CHUNK, &mut chunk)?;
-        times.read += t.elapsed();
-    }
+        Ok(())
+    })?;
     let t = Instant::now();
     out.write_all(&fmt.footer())?;
     times.write += t.elapsed();
@@ -286,12 +321,16 @@ struct Fmt<'a, const D: usize> {
 }
 
 impl<const D: usize> Fmt<'_, D> {
-    fn num(&self, x: f64, buf: &mut ryu::Buffer) -> String {
+    fn num<'b>(&self, x: f64, buf: &'b mut ryu::Buffer) -> &'b str {
         if self.args.f32 {
-            buf.format(x as f32).to_string()
+            buf.format(x as f32)
         } else {
-            buf.format(x).to_string()
+            buf.format(x)
         }
+    }
+
+    fn text(&self, x: f64) -> String {
+        self.num(x, &mut ryu::Buffer::new()).to_string()
     }
 
     fn header(&self) -> Vec<u8> {
@@ -321,43 +360,44 @@ impl<const D: usize> Fmt<'_, D> {
         }
     }
 
-    /// The rows of some points (GeoJSON: features joined by ",\n").
-    fn rows(&self, chunk: &[Pt], pts: &[[f64; D]], hits: &[Vec<Hit<D>>]) -> Vec<u8> {
+    /// The rows of some points, the first being point `first` of `hits`
+    /// (GeoJSON: features joined by ",\n").
+    fn rows(&self, chunk: &[Pt], pts: &[[f64; D]], all: &Hits<D>, first: usize) -> Vec<u8> {
         let mut buf = ryu::Buffer::new();
+        let hits: Vec<&[Hit<D>]> = (first..first + chunk.len()).map(|i| all.get(i)).collect();
         match self.args.output_format {
             OutFormat::Csv => {
-                let mut w = csv::WriterBuilder::new().flexible(true).from_writer(Vec::with_capacity(chunk.len() * 96));
+                // Written by hand, field by field: the csv writer's record of
+                // Strings cost more than the search itself.
+                let mut w = Vec::with_capacity(chunk.len() * 120);
                 let width = 8 + D + usize::from(self.args.k > 1);
-                let mut rec: Vec<String> = Vec::with_capacity(width);
-                for (pt, hs) in chunk.iter().zip(hits) {
+                for (pt, hs) in chunk.iter().zip(&hits) {
                     if hs.is_empty() {
-                        rec.clear();
-                        rec.push(pt.id.clone());
-                        rec.resize(width, String::new());
-                        // Writing to a Vec cannot fail.
-                        let _ = w.write_record(&rec);
+                        field(&mut w, &pt.id);
+                        w.extend(std::iter::repeat_n(b',', width - 1));
+                        w.push(b'\n');
                     }
                     for (rank, h) in hs.iter().enumerate() {
                         let (along, fraction) = self.snapper.along(self.lines, h);
-                        rec.clear();
-                        rec.push(pt.id.clone());
+                        field(&mut w, &pt.id);
                         if self.args.k > 1 {
-                            rec.push((rank + 1).to_string());
+                            w.push(b',');
+                            w.extend((rank + 1).to_string().as_bytes());
                         }
-                        rec.push(self.lines.ids[h.feature].clone());
-                        rec.push(h.part.to_string());
-                        rec.push(h.segment.to_string());
-                        rec.push(self.num(h.distance, &mut buf));
-                        for c in h.point {
-                            rec.push(self.num(c, &mut buf));
+                        w.push(b',');
+                        field(&mut w, &self.lines.ids[h.feature]);
+                        for n in [h.part, h.segment] {
+                            w.push(b',');
+                            w.extend(n.to_string().as_bytes());
                         }
-                        for x in [h.t, along, fraction] {
-                            rec.push(self.num(x, &mut buf));
+                        for x in std::iter::once(h.distance).chain(h.point).chain([h.t, along, fraction]) {
+                            w.push(b',');
+                            w.extend(self.num(x, &mut buf).as_bytes());
                         }
-                        let _ = w.write_record(&rec);
+                        w.push(b'\n');
                     }
                 }
-                w.into_inner().unwrap_or_default()
+                w
             }
             OutFormat::Geojson => {
                 let mut feats: Vec<String> = Vec::with_capacity(chunk.len());
@@ -371,8 +411,8 @@ impl<const D: usize> Fmt<'_, D> {
                     }
                     for (rank, h) in hs.iter().enumerate() {
                         let (along, fraction) = self.snapper.along(self.lines, h);
-                        let coords = |q: &[f64; D], buf: &mut ryu::Buffer| {
-                            q.iter().map(|c| self.num(*c, buf)).collect::<Vec<_>>().join(",")
+                        let coords = |q: &[f64; D], _: &mut ryu::Buffer| {
+                            q.iter().map(|c| self.text(*c)).collect::<Vec<_>>().join(",")
                         };
                         let q = coords(&h.point, &mut buf);
                         let mut props = format!(
@@ -382,10 +422,10 @@ impl<const D: usize> Fmt<'_, D> {
                             js(&self.lines.ids[h.feature]),
                             h.part,
                             h.segment,
-                            self.num(h.distance, &mut buf),
-                            self.num(h.t, &mut buf),
-                            self.num(along, &mut buf),
-                            self.num(fraction, &mut buf)
+                            self.text(h.distance),
+                            self.text(h.t),
+                            self.text(along),
+                            self.text(fraction)
                         );
                         if self.args.connectors {
                             props.push_str(",\"kind\":\"snapped\"");
@@ -407,5 +447,16 @@ impl<const D: usize> Fmt<'_, D> {
                 feats.join(",\n").into_bytes()
             }
         }
+    }
+}
+
+/// Appends a CSV field, quoted only when it must be.
+fn field(w: &mut Vec<u8>, s: &str) {
+    if s.bytes().any(|c| matches!(c, b',' | b'"' | b'\n' | b'\r')) {
+        w.push(b'"');
+        w.extend(s.replace('"', "\"\"").as_bytes());
+        w.push(b'"');
+    } else {
+        w.extend(s.as_bytes());
     }
 }
