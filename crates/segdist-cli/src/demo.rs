@@ -42,6 +42,7 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         y_column: "y".into(),
         z_column: "z".into(),
         id_property: Some("osm_id".into()),
+        delimiter: None,
     };
     let csv = dir.join("snapped.csv");
     let snap = SnapArgs {

@@ -66,6 +66,10 @@ pub struct InputOpts {
     /// else its position in the file, from 0).
     #[arg(long, value_name = "NAME")]
     pub id_property: Option<String>,
+    /// CSV field delimiter (default: detected from the header line among
+    /// ',', ';', tab and '|').
+    #[arg(short, long, value_name = "CHAR")]
+    pub delimiter: Option<char>,
 }
 
 /// Line features, flattened: vertex runs per part, part runs per feature.
@@ -147,9 +151,17 @@ pub fn sniff_delimiter(head: &[u8]) -> u8 {
 }
 
 /// A CSV reader with the delimiter detected, and its header.
-fn csv_reader(name: &str, r: Box<dyn Read + Send>) -> Result<(csv::Reader<Box<dyn Read + Send>>, csv::StringRecord)> {
+fn csv_reader(
+    name: &str,
+    r: Box<dyn Read + Send>,
+    given: Option<char>,
+) -> Result<(csv::Reader<Box<dyn Read + Send>>, csv::StringRecord)> {
     let mut r = BufReader::with_capacity(1 << 16, r);
-    let delimiter = sniff_delimiter(r.fill_buf().with_context(|| format!("cannot read {name}"))?);
+    let delimiter = match given {
+        Some(c) if c.is_ascii() => c as u8,
+        Some(c) => bail!("--delimiter must be a single ASCII character, not {c:?}"),
+        None => sniff_delimiter(r.fill_buf().with_context(|| format!("cannot read {name}"))?),
+    };
     let mut rdr = csv::ReaderBuilder::new().delimiter(delimiter).from_reader(Box::new(r) as Box<dyn Read + Send>);
     let header = rdr.headers().map_err(|e| csv_error(e, name))?.clone();
     Ok((rdr, header))
@@ -237,7 +249,7 @@ pub fn read_lines(path: &Path, opts: &InputOpts) -> Result<Lines> {
     let mut lines = Lines::new();
     match format {
         Format::Csv => {
-            let (mut rdr, header) = csv_reader(&name, r)?;
+            let (mut rdr, header) = csv_reader(&name, r, opts.delimiter)?;
             let cols = CsvCols::find(&header, opts, &name, true)?;
             let mut current: Option<String> = None;
             let mut run: Vec<Vec<f64>> = Vec::new();
@@ -414,7 +426,7 @@ impl PointReader {
         let (name, r, len) = open(path)?;
         let kind = match format {
             Format::Csv => {
-                let (rdr, header) = csv_reader(&name, r)?;
+                let (rdr, header) = csv_reader(&name, r, opts.delimiter)?;
                 let cols = CsvCols::find(&header, opts, &name, false)?;
                 Kind::Csv { rdr, header, cols, row: 0 }
             }

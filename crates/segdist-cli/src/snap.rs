@@ -253,8 +253,10 @@ fn snap<const D: usize>(
     let name = points.name.clone();
     // The next chunk is read (and parsed) on its own thread while this one
     // is searched and written.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(Vec<Pt>, u64, Duration)>>(1);
     std::thread::scope(|scope| -> Result<()> {
+        // Made here, so that an early return drops the receiver and the
+        // reader stops instead of waiting on a full channel.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(Vec<Pt>, u64, Duration)>>(1);
         scope.spawn(move || loop {
             let t = Instant::now();
             let mut chunk = Vec::new();

@@ -257,3 +257,52 @@ fn demo_writes_its_files_and_credits_the_data() {
     assert!(svg.contains("Open Database License"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Many points, as CSV text: more than one chunk and more than a pipe holds.
+fn many_points(n: usize, bad_at: Option<usize>) -> String {
+    let mut csv = String::from("id,x,y\n");
+    for i in 0..n {
+        if Some(i) == bad_at {
+            csv.push_str("bad,1.5,oops\n");
+        } else {
+            let _ = writeln!(csv, "{i},{},{}", (i % 997) as f64 * 0.03, (i % 89) as f64 * 0.3);
+        }
+    }
+    csv
+}
+
+#[test]
+fn a_bad_row_in_a_later_chunk_still_leaves_no_output() {
+    let p = temp("late_bad.csv", &many_points(300_000, Some(250_000)));
+    let out = p.with_extension("out.csv");
+    let e = err(&segdist(&[
+        "snap",
+        "--points",
+        p.to_str().unwrap(),
+        "--lines",
+        "lines.geojson",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    assert!(e.contains("late_bad.csv: line 250002, column 3 (y): cannot read \"oops\" as a number"), "{e}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_closed_pipe_ends_the_run_quietly() {
+    let p = temp("pipe.csv", &many_points(300_000, None));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_segdist"))
+        .args(["snap", "--points", p.to_str().unwrap(), "--lines", "lines.geojson"])
+        .current_dir(root().join("crates/segdist-cli/tests/data"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 64];
+    use std::io::Read;
+    child.stdout.as_mut().unwrap().read_exact(&mut first).unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+}
