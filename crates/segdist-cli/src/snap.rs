@@ -82,7 +82,7 @@ pub enum OutFormat {
 }
 
 /// Points handed to the index at a time.
-const CHUNK: usize = 1 << 17;
+const CHUNK: usize = 1 << 18;
 
 pub fn run(args: &SnapArgs) -> Result<()> {
     if args.k == 0 {
