@@ -196,8 +196,7 @@ impl<const D: usize> Index<D> {
         let curve = self.curve();
         // Bits of the full key kept: about log2(n) + 2, at most 32.
         let bits = (usize::BITS - points.len().leading_zeros() + 2).clamp(2 * D as u32, 32);
-        let shift = if D == 2 { 32 - bits } else { 63 - bits };
-        let key = |(i, p): (usize, &[f64; D])| ((curve.key(p) >> shift) << 32) | i as u64;
+        let key = |(i, p): (usize, &[f64; D])| (curve.key_prefix(p, bits) << 32) | i as u64;
         let mut keyed: Vec<u64> = if par {
             points.par_iter().enumerate().map(key).collect()
         } else {

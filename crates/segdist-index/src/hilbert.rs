@@ -34,16 +34,36 @@ impl<const D: usize> Curve<D> {
         Curve { lo, scale }
     }
 
-    /// The key of point `p` (points outside the box are clamped to it; NaN
-    /// goes to cell 0).
+    /// The top `bits` bits (at most 32) of [`key`](Self::key), computed
+    /// from as many levels of the curve as they need.
     #[inline]
-    pub(crate) fn key(&self, p: &[f64; D]) -> u64 {
+    pub(crate) fn key_prefix(&self, p: &[f64; D], bits: u32) -> u64 {
+        if D == 2 {
+            let levels = bits.div_ceil(2);
+            let cell = self.cells(p);
+            hilbert2_top(cell[0], cell[1], levels) >> (2 * levels - bits)
+        } else {
+            self.key(p) >> (63 - bits)
+        }
+    }
+
+    /// Grid cells of `p` per axis.
+    #[inline]
+    fn cells(&self, p: &[f64; D]) -> [u32; D] {
         let mut cell = [0u32; D];
         for k in 0..D {
             // `as` saturates: negative and NaN → 0, too large → u32::MAX.
             let max = if D == 2 { (1u32 << BITS_2D) - 1 } else { (1u32 << BITS_3D) - 1 };
             cell[k] = (((p[k] - self.lo[k]) * self.scale[k]) as u32).min(max);
         }
+        cell
+    }
+
+    /// The key of point `p` (points outside the box are clamped to it; NaN
+    /// goes to cell 0).
+    #[inline]
+    pub(crate) fn key(&self, p: &[f64; D]) -> u64 {
+        let cell = self.cells(p);
         if D == 2 {
             hilbert2(cell[0], cell[1])
         } else {
@@ -61,9 +81,15 @@ impl<const D: usize> Curve<D> {
 /// textbook form's data-dependent branches mispredict about once a level.
 #[inline]
 fn hilbert2(x: u32, y: u32) -> u64 {
+    hilbert2_top(x, y, BITS_2D)
+}
+
+/// The first `levels` levels of [`hilbert2`]: its top `2·levels` bits.
+#[inline]
+fn hilbert2_top(x: u32, y: u32, levels: u32) -> u64 {
     let (mut swap, mut flip) = (0u32, 0u32);
     let mut d = 0u64;
-    for i in (0..BITS_2D).rev() {
+    for i in (BITS_2D - levels..BITS_2D).rev() {
         let (xb, yb) = (((x >> i) & 1) ^ flip, ((y >> i) & 1) ^ flip);
         let diff = (xb ^ yb) & swap;
         let (rx, ry) = (xb ^ diff, yb ^ diff);
@@ -146,6 +172,20 @@ mod tests {
             v ^= v << 5;
             let (x, y) = (v & 0xffff, v >> 16);
             assert_eq!(hilbert2(x, y), hilbert2_textbook(x, y), "({x}, {y})");
+        }
+    }
+
+    #[test]
+    fn key_prefixes_are_the_top_bits_of_the_key() {
+        let c = Curve::<2>::new([0.0, 0.0], [1.0, 1.0]);
+        let c3 = Curve::<3>::new([0.0; 3], [1.0; 3]);
+        for i in 0..1000 {
+            let p = [f64::from(i) * 0.000_997 % 1.0, f64::from(i) * 0.003_1 % 1.0];
+            let q = [p[0], p[1], f64::from(i) * 0.0007 % 1.0];
+            for bits in [4, 9, 22, 32] {
+                assert_eq!(c.key_prefix(&p, bits), c.key(&p) >> (32 - bits));
+                assert_eq!(c3.key_prefix(&q, bits), c3.key(&q) >> (63 - bits));
+            }
         }
     }
 

@@ -241,6 +241,20 @@ pub(crate) struct Scratch {
     uppers: Vec<f64>,
 }
 
+thread_local! {
+    /// The buffers of single-point queries, kept between calls on a thread.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// Runs `f` with this thread's scratch buffers (fresh ones if they are in
+/// use further up the stack).
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut s) => f(&mut s),
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
+
 impl Default for Scratch {
     fn default() -> Self {
         Scratch { stack: Box::new([(0, 0, 0.0); STACK]), top: 0, cands: Vec::new(), uppers: Vec::new() }
@@ -506,8 +520,7 @@ impl<const D: usize> Index<D> {
     /// ```
     #[must_use]
     pub fn nearest_within(&self, p: [f64; D], max_distance: f64) -> Option<Hit<D>> {
-        let mut scratch = Scratch::default();
-        self.nearest_found(&p, max_distance, None, &mut scratch).map(|f| self.hit(&f))
+        with_scratch(|s| self.nearest_found(&p, max_distance, None, s)).map(|f| self.hit(&f))
     }
 
     /// The `k` nearest segments, nearest first (ties by lowest id); fewer
@@ -543,8 +556,7 @@ impl<const D: usize> Index<D> {
         if k == 0 {
             return Vec::new();
         }
-        let mut scratch = Scratch::default();
-        let found = self.search(&p, Want::Nearest(k), max_distance, &mut scratch);
+        let found = with_scratch(|s| self.search(&p, Want::Nearest(k), max_distance, s));
         found.iter().map(|f| self.hit(f)).collect()
     }
 
@@ -564,8 +576,7 @@ impl<const D: usize> Index<D> {
     /// ```
     #[must_use]
     pub fn within(&self, p: [f64; D], radius: f64) -> Vec<Hit<D>> {
-        let mut scratch = Scratch::default();
-        let found = self.search(&p, Want::All, radius, &mut scratch);
+        let found = with_scratch(|s| self.search(&p, Want::All, radius, s));
         found.iter().map(|f| self.hit(f)).collect()
     }
 
