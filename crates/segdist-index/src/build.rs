@@ -7,7 +7,7 @@ use std::fmt;
 use rayon::slice::ParallelSliceMut;
 
 use crate::hilbert::Curve;
-use crate::index::{Index, Level, Topology, B, MULTI_PART};
+use crate::index::{Block, Index, Level, Topology, B, MULTI_PART};
 
 /// Collects segments, polylines and multi-polylines into flat arrays (no
 /// allocation per feature) and builds an [`Index`] over them.
@@ -193,30 +193,25 @@ impl<const D: usize> IndexBuilder<D> {
         order.par_sort_unstable();
 
         let n = order.len();
-        let padded = n.div_ceil(B) * B;
-        let mut a: [Vec<f64>; D] = std::array::from_fn(|_| Vec::with_capacity(padded));
-        let mut b: [Vec<f64>; D] = std::array::from_fn(|_| Vec::with_capacity(padded));
+        // Padding lanes (at the origin) are computed with the real ones and
+        // ignored.
+        let mut leaves = vec![Block::<D>::ZERO; n.div_ceil(B)];
         let mut local = Vec::with_capacity(n);
         let mut feature = Vec::with_capacity(n);
-        for &o in &order {
+        for (i, &o) in order.iter().enumerate() {
             let g = (o & 0xffff_ffff) as usize;
             feature.push(feature_of[g]);
             local.push(local_of[g]);
             for k in 0..D {
-                a[k].push(vertices[g][k]);
-                b[k].push(vertices[g + 1][k]);
+                leaves[i / B].lo[k][i % B] = vertices[g][k];
+                leaves[i / B].hi[k][i % B] = vertices[g + 1][k];
             }
         }
         drop((order, vertices, feature_of, local_of));
-        for k in 0..D {
-            // Padding lanes are computed with the real ones and ignored.
-            a[k].resize(padded, 0.0);
-            b[k].resize(padded, 0.0);
-        }
 
         let mut levels = Vec::new();
         if n > 0 {
-            let mut level = leaf_level(&a, &b, n);
+            let mut level = leaf_level(&leaves, n);
             let mut count = n.div_ceil(B);
             while count > 1 {
                 let next = parent_level(&level, count);
@@ -232,7 +227,7 @@ impl<const D: usize> IndexBuilder<D> {
             part_start: part_start.into_iter().map(|s| s as u32).collect(),
             feature_start: feature_start.into_iter().map(|s| s as u32).collect(),
         };
-        Ok(Index::from_parts(a, b, levels, n, topology, curve))
+        Ok(Index::from_parts(leaves, levels, n, topology, curve))
     }
 }
 
@@ -269,19 +264,18 @@ fn validate<const D: usize>(
     Ok(())
 }
 
-/// Boxes over groups of `B` consecutive segments.
-fn leaf_level<const D: usize>(a: &[Vec<f64>; D], b: &[Vec<f64>; D], n: usize) -> Level<D> {
-    let nodes = n.div_ceil(B);
-    let mut level = Level::empty(nodes.div_ceil(B) * B);
-    for j in 0..nodes {
+/// Boxes over the leaves (`B` consecutive segments each; `n` in all).
+fn leaf_level<const D: usize>(leaves: &[Block<D>], n: usize) -> Level<D> {
+    let mut level = Level::empty(leaves.len());
+    for (j, leaf) in leaves.iter().enumerate() {
+        let count = (n - j * B).min(B);
         for k in 0..D {
             let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-            for i in j * B..((j + 1) * B).min(n) {
-                lo = lo.min(a[k][i]).min(b[k][i]);
-                hi = hi.max(a[k][i]).max(b[k][i]);
+            for c in 0..count {
+                lo = lo.min(leaf.lo[k][c]).min(leaf.hi[k][c]);
+                hi = hi.max(leaf.lo[k][c]).max(leaf.hi[k][c]);
             }
-            level.lo[k][j] = lo;
-            level.hi[k][j] = hi;
+            level.set(k, j, lo, hi);
         }
     }
     level
@@ -291,12 +285,14 @@ fn leaf_level<const D: usize>(a: &[Vec<f64>; D], b: &[Vec<f64>; D], n: usize) ->
 /// real nodes).
 fn parent_level<const D: usize>(child: &Level<D>, count: usize) -> Level<D> {
     let nodes = count.div_ceil(B);
-    let mut level = Level::empty(nodes.div_ceil(B) * B);
+    let mut level = Level::empty(nodes);
     for j in 0..nodes {
         for k in 0..D {
-            let range = j * B..((j + 1) * B).min(count);
-            level.lo[k][j] = child.lo[k][range.clone()].iter().fold(f64::INFINITY, |m, &x| m.min(x));
-            level.hi[k][j] = child.hi[k][range].iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x));
+            // Empty (padding) boxes leave min and max alone.
+            let block = &child.blocks[j];
+            let lo = block.lo[k].iter().fold(f64::INFINITY, |m, &x| m.min(x));
+            let hi = block.hi[k].iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x));
+            level.set(k, j, lo, hi);
         }
     }
     level

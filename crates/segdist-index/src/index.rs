@@ -96,11 +96,9 @@ impl<const D: usize> Dim<D> {
 /// ```
 #[derive(Clone, Debug)]
 pub struct Index<const D: usize> {
-    /// Segment start coordinates in tree order, one column per axis, padded
-    /// to a multiple of `B`.
-    a: [Vec<f64>; D],
-    /// Segment end coordinates, likewise.
-    b: [Vec<f64>; D],
+    /// The segments in tree order, eight to a leaf, each leaf's coordinates
+    /// in columns and contiguous (padding lanes at the end of the last).
+    leaves: Vec<Block<D>>,
     /// Levels of node boxes, leaves (boxes over segments) first, the root's
     /// level (one node) last; empty for an empty index.
     levels: Vec<Level<D>>,
@@ -114,20 +112,48 @@ pub type Index2 = Index<2>;
 /// A 3D index.
 pub type Index3 = Index<3>;
 
-/// One level of boxes, one column per axis; padded to a multiple of `B` with
-/// empty boxes (`lo = +inf`, `hi = -inf`) that no query can enter.
+/// Eight lanes of two points each, in columns: a leaf's segments (`lo` the
+/// start vertices, `hi` the ends) or the boxes of a node's eight children
+/// (`lo`, `hi` corners). Contiguous, so that visiting a node or a leaf
+/// reads a few adjacent cache lines instead of one per column of a level.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Block<const D: usize> {
+    pub(crate) lo: [[f64; B]; D],
+    pub(crate) hi: [[f64; B]; D],
+}
+
+impl<const D: usize> Block<D> {
+    /// Empty boxes (`lo = +inf`, `hi = -inf`) that no query can enter.
+    pub(crate) const EMPTY: Self = Block { lo: [[f64::INFINITY; B]; D], hi: [[f64::NEG_INFINITY; B]; D] };
+    /// Padding segments (at the origin; their lanes are never read).
+    pub(crate) const ZERO: Self = Block { lo: [[0.0; B]; D], hi: [[0.0; B]; D] };
+}
+
+/// One level of boxes, in blocks of eight (the children of one node of the
+/// level above), padded with empty boxes.
 #[derive(Clone, Debug)]
 pub(crate) struct Level<const D: usize> {
-    pub(crate) lo: [Vec<f64>; D],
-    pub(crate) hi: [Vec<f64>; D],
+    pub(crate) blocks: Vec<Block<D>>,
 }
 
 impl<const D: usize> Level<D> {
+    /// Room for `len` boxes, all empty.
     pub(crate) fn empty(len: usize) -> Self {
-        Level {
-            lo: std::array::from_fn(|_| vec![f64::INFINITY; len]),
-            hi: std::array::from_fn(|_| vec![f64::NEG_INFINITY; len]),
-        }
+        Level { blocks: vec![Block::EMPTY; len.div_ceil(B)] }
+    }
+
+    pub(crate) fn lo(&self, k: usize, j: usize) -> f64 {
+        self.blocks[j / B].lo[k][j % B]
+    }
+
+    pub(crate) fn hi(&self, k: usize, j: usize) -> f64 {
+        self.blocks[j / B].hi[k][j % B]
+    }
+
+    pub(crate) fn set(&mut self, k: usize, j: usize, lo: f64, hi: f64) {
+        let b = &mut self.blocks[j / B];
+        b.lo[k][j % B] = lo;
+        b.hi[k][j % B] = hi;
     }
 }
 
@@ -398,14 +424,13 @@ enum Want {
 
 impl<const D: usize> Index<D> {
     pub(crate) fn from_parts(
-        a: [Vec<f64>; D],
-        b: [Vec<f64>; D],
+        leaves: Vec<Block<D>>,
         levels: Vec<Level<D>>,
         len: usize,
         topology: Topology,
         curve: Curve<D>,
     ) -> Self {
-        Index { a, b, levels, len, topology, curve }
+        Index { leaves, levels, len, topology, curve }
     }
 
     /// An index over plain segments, feature `i` being `segments[i]`.
@@ -479,16 +504,27 @@ impl<const D: usize> Index<D> {
     /// ```
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
-        let cols = |c: &[Vec<f64>; D]| c.iter().map(|v| v.capacity() * 8).sum::<usize>();
-        let levels: usize = self.levels.iter().map(|l| cols(&l.lo) + cols(&l.hi)).sum();
-        cols(&self.a)
-            + cols(&self.b)
+        let block = std::mem::size_of::<Block<D>>();
+        let levels: usize = self.levels.iter().map(|l| l.blocks.capacity() * block).sum();
+        self.leaves.capacity() * block
             + levels
             + (self.topology.feature.capacity()
                 + self.topology.local.capacity()
                 + self.topology.part_start.capacity()
                 + self.topology.feature_start.capacity())
                 * 4
+    }
+
+    /// Coordinate `k` of the start of the segment in `slot`.
+    #[inline]
+    fn seg_a(&self, k: usize, slot: usize) -> f64 {
+        self.leaves[slot / B].lo[k][slot % B]
+    }
+
+    /// Coordinate `k` of the end of the segment in `slot`.
+    #[inline]
+    fn seg_b(&self, k: usize, slot: usize) -> f64 {
+        self.leaves[slot / B].hi[k][slot % B]
     }
 
     /// The segment nearest to `p`, or `None` when the index is empty or `p`
@@ -626,7 +662,7 @@ impl<const D: usize> Index<D> {
             let base = j as usize * B;
             for i in base..(base + B).min(self.len) {
                 let (a, b): ([f64; D], [f64; D]) =
-                    (std::array::from_fn(|k| self.a[k][i]), std::array::from_fn(|k| self.b[k][i]));
+                    (std::array::from_fn(|k| self.seg_a(k, i)), std::array::from_fn(|k| self.seg_b(k, i)));
                 if (0..D).all(|k| fmin(a[k], b[k]) <= hi[k] && fmax(a[k], b[k]) >= lo[k]) {
                     if g.slot.len() == cap {
                         return false;
@@ -734,14 +770,14 @@ impl<const D: usize> Index<D> {
                 out.push(j);
                 continue;
             }
-            let level = &self.levels[l as usize - 1];
+            let block = &self.levels[l as usize - 1].blocks[j as usize];
             let base = j as usize * B;
             let mut mask = 0u32;
             for c in 0..B {
                 let mut meets = true;
                 for k in 0..D {
                     // Padding boxes (lo = +inf, hi = -inf) never meet.
-                    meets &= level.lo[k][base + c] <= hi[k] && level.hi[k][base + c] >= lo[k];
+                    meets &= block.lo[k][c] <= hi[k] && block.hi[k][c] >= lo[k];
                 }
                 mask |= u32::from(meets) << c;
             }
@@ -785,7 +821,7 @@ impl<const D: usize> Index<D> {
     #[inline]
     fn evaluate(&self, p: &[f64; D], slot: u32) -> Found<D> {
         let i = slot as usize;
-        let seg = Segment::new(std::array::from_fn(|k| self.a[k][i]), std::array::from_fn(|k| self.b[k][i]));
+        let seg = Segment::new(std::array::from_fn(|k| self.seg_a(k, i)), std::array::from_fn(|k| self.seg_b(k, i)));
         let t = &self.topology;
         let id = u64::from(t.feature[i] & !MULTI_PART) << 32 | u64::from(t.local[i]);
         Found { slot, id, proj: seg.closest_point(*p) }
@@ -883,15 +919,16 @@ impl<const D: usize> Index<D> {
     /// Largest coordinate magnitude in leaf `j`'s box.
     #[inline]
     fn leaf_m(&self, j: usize) -> f64 {
-        let leaves = &self.levels[0];
-        (0..D).fold(0.0f64, |m, k| m.max(leaves.lo[k][j].abs()).max(leaves.hi[k][j].abs()))
+        let boxes = &self.levels[0];
+        (0..D).fold(0.0f64, |m, k| m.max(boxes.lo(k, j).abs()).max(boxes.hi(k, j).abs()))
     }
 
     /// `(lower, upper)` bounds on the exact distance to the segment in
     /// `slot` (of leaf `j`), from the fast kernel and its error bound.
     #[inline]
     fn fast_bounds(&self, slot: usize, j: usize, st: &State<'_, D>) -> (f64, f64) {
-        let seg = Segment::new(std::array::from_fn(|k| self.a[k][slot]), std::array::from_fn(|k| self.b[k][slot]));
+        let seg =
+            Segment::new(std::array::from_fn(|k| self.seg_a(k, slot)), std::array::from_fn(|k| self.seg_b(k, slot)));
         let d2 = seg.distance_squared_fast(*st.p);
         let m = self.leaf_m(j).max(st.mp);
         if !(d2 < f64::INFINITY && m < FAST_RANGE) {
@@ -913,7 +950,7 @@ impl<const D: usize> Index<D> {
         let p = st.p;
         let mut d2 = [0.0; B];
         for k in 0..D {
-            let (a, b) = (&self.a[k][base..base + B], &self.b[k][base..base + B]);
+            let (a, b) = (&self.leaves[j].lo[k], &self.leaves[j].hi[k]);
             for c in 0..B {
                 let (lo, hi) = (fmin(a[c], b[c]), fmax(a[c], b[c]));
                 let v = fmax(fmax(lo - p[k], p[k] - hi), 0.0);
@@ -942,14 +979,14 @@ impl<const D: usize> Index<D> {
         let base = j * B;
         let mut d2 = [0.0; B];
         for k in 0..D {
-            let (lo, hi) = (&level.lo[k][base..base + B], &level.hi[k][base..base + B]);
+            let (lo, hi) = (&level.blocks[j].lo[k], &level.blocks[j].hi[k]);
             for c in 0..B {
                 let v = fmax(fmax(lo[c] - st.p[k], st.p[k] - hi[c]), 0.0);
                 d2[c] += v * v;
             }
         }
         let bound2 = st.bound2();
-        let (lo0, hi0) = (&level.lo[0][base..base + B], &level.hi[0][base..base + B]);
+        let (lo0, hi0) = (&level.blocks[j].lo[0], &level.blocks[j].hi[0]);
         let mut mask = 0u32;
         for c in 0..B {
             // Padding boxes (lo > hi) are never entered.
