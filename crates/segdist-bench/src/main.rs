@@ -5,6 +5,7 @@
 //! cargo run --release -p segdist-bench -- scalar [--quick]
 //! cargo run --release -p segdist-bench -- batch [--quick]
 //! cargo run --release -p segdist-bench -- nearest [--quick]
+//! cargo run --release -p segdist-bench -- geo [--quick]
 //! cargo run --release -p segdist-bench -- nearest-scale [--quick]   # 10 M segments, 100 M points
 //! cargo run --release -p segdist-bench -- snap-data DIR [POINTS] [SEGMENTS]   # for scripts/snap_e2e.sh
 //! ```
@@ -16,6 +17,7 @@
 //! every implementation alike.
 
 mod batch;
+mod geo;
 mod nearest;
 mod peers;
 mod report;
@@ -42,13 +44,17 @@ fn main() {
         nearest::snap_data(&what[1..]);
         return;
     }
+    if what.is_empty() || what.contains(&"geo") {
+        geo::run(quick);
+        known = true;
+    }
     // Not in the default set: minutes, and gigabytes.
     if what.contains(&"nearest-scale") {
         nearest::run_scale(quick);
         known = true;
     }
     if !known {
-        eprintln!("usage: segdist-bench [scalar] [batch] [nearest] [nearest-scale] [--quick]");
+        eprintln!("usage: segdist-bench [scalar] [batch] [nearest] [geo] [nearest-scale] [--quick]");
         std::process::exit(2);
     }
 }
