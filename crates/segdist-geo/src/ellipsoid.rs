@@ -27,17 +27,17 @@ struct Gnomonic {
 }
 
 impl Gnomonic {
-    /// Plane coordinates (metres) of `[lon, lat]`, `None` beyond the
-    /// projection's horizon.
-    fn forward(&self, p: &[f64; 2]) -> Option<[f64; 2]> {
-        let (_s12, azi1, _azi2, m12, mm12, _mm21, _a12): (f64, f64, f64, f64, f64, f64, f64) =
+    /// Plane coordinates (metres) of `[lon, lat]`, and its geodesic
+    /// distance from the centre; `None` beyond the projection's horizon.
+    fn forward(&self, p: &[f64; 2]) -> Option<([f64; 2], f64)> {
+        let (s12, azi1, _azi2, m12, mm12, _mm21, _a12): (f64, f64, f64, f64, f64, f64, f64) =
             wgs84().inverse(self.lat0, self.lon0, p[1], p[0]);
         if mm12 <= 0.0 {
             return None;
         }
         let rho = m12 / mm12;
         let (s, c) = azi1.to_radians().sin_cos();
-        Some([rho * s, rho * c])
+        Some(([rho * s, rho * c], s12))
     }
 
     /// `[lon, lat]` of plane point `q`: Newton's method on the distance
@@ -131,7 +131,7 @@ fn intercept(a: [f64; 2], b: [f64; 2], p: [f64; 2], s_ab: f64) -> Option<GeoProj
     let mut t = 0.0;
     for _ in 0..30 {
         let gn = Gnomonic { lat0: c[1], lon0: c[0] };
-        let (fa, fb, fp) = (gn.forward(&a)?, gn.forward(&b)?, gn.forward(&p)?);
+        let ((fa, sa), (fb, _), (fp, sp)) = (gn.forward(&a)?, gn.forward(&b)?, gn.forward(&p)?);
         let ab = [fb[0] - fa[0], fb[1] - fa[1]];
         let l = ab[0] * ab[0] + ab[1] * ab[1];
         t = if l > 0.0 { (((fp[0] - fa[0]) * ab[0] + (fp[1] - fa[1]) * ab[1]) / l).clamp(0.0, 1.0) } else { 0.0 };
@@ -145,7 +145,17 @@ fn intercept(a: [f64; 2], b: [f64; 2], p: [f64; 2], s_ab: f64) -> Option<GeoProj
             wrap(gn.reverse(&q)?)
         };
         if moved < TOLERANCE {
-            break;
+            // Converged: the centre is within 0.1 µm of the answer, so its
+            // distances to a and p (just computed) are the answer's, to
+            // that much.
+            let along = if t == 0.0 {
+                0.0
+            } else if t == 1.0 {
+                s_ab
+            } else {
+                sa
+            };
+            return Some(GeoProjection { point: c, t: (along / s_ab).clamp(0.0, 1.0), along, distance: sp });
         }
     }
     let along = if t == 0.0 {

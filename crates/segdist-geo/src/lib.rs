@@ -9,6 +9,9 @@
 //!   perpendicular converges to the geodesic one. Distances and closest
 //!   points agree with a direct minimisation along GeographicLib's geodesic
 //!   to well under a millimetre (tested).
+//! - [`GeoIndex`]: the nearest geodesic segment among many lon/lat
+//!   polylines, exact (the same answer as [`geodesic`] on every segment),
+//!   through a planar index over the segments' chords with a proven margin.
 //! - [`sphere`]: on a sphere of radius [`MEAN_EARTH_RADIUS`] (or any), the
 //!   segment being the shorter great-circle arc: closed form, for speed and
 //!   for agreement with tools that use a sphere (haversine).
@@ -40,9 +43,11 @@
 #![warn(missing_docs)]
 
 mod ellipsoid;
+mod index;
 mod spherical;
 
 pub use ellipsoid::geodesic;
+pub use index::{GeoBuildError, GeoHit, GeoIndex};
 pub use spherical::{sphere, MEAN_EARTH_RADIUS};
 
 /// The closest point of a geographic segment to a query point.

@@ -1,0 +1,300 @@
+//! The nearest geodesic segment for lon/lat data, exact: a planar index
+//! over the segments' chords (3D, metres, Earth-centred) finds every
+//! segment that could be the answer, with a proven margin, and the geodesic
+//! kernel decides among them.
+//!
+//! Why it is exact: a chord is at most `sag` from its geodesic arc, where
+//! `sag = (1 − cos(κ·s/2))/κ` for an arc of length `s` and curvature at most
+//! `κ = 1/(a(1 − e²))` (the largest normal curvature of the ellipsoid), and
+//! a straight line is never longer than a path on the surface. So the 3D
+//! distance from the point to a chord, minus the largest `sag`, is a lower
+//! bound on the geodesic distance to that segment. A query evaluates the
+//! segment with the nearest chord, and then every segment whose chord is
+//! within that distance plus the largest `sag` plus the kernel's error
+//! (twice 1 mm): no segment left out can beat or tie the answer.
+
+use rayon::prelude::*;
+use segdist_index::{Index, IndexBuilder};
+
+use crate::{geodesic, valid, GeoProjection};
+
+/// WGS84 semi-major axis (m) and flattening.
+const A: f64 = 6_378_137.0;
+const F: f64 = 1.0 / 298.257_223_563;
+
+/// Earth-centred coordinates (m) of `[lon, lat]` on the ellipsoid.
+fn ecef(p: &[f64; 2]) -> [f64; 3] {
+    let e2 = F * (2.0 - F);
+    let (lon, lat) = (p[0].to_radians(), p[1].to_radians());
+    let n = A / (1.0 - e2 * lat.sin() * lat.sin()).sqrt();
+    [n * lat.cos() * lon.cos(), n * lat.cos() * lon.sin(), n * (1.0 - e2) * lat.sin()]
+}
+
+/// How far a geodesic arc of length `s` can stray from its chord (m), with
+/// a margin for the rounding of the chord's coordinates.
+fn sagitta(s: f64) -> f64 {
+    let e2 = F * (2.0 - F);
+    let r_min = A * (1.0 - e2);
+    let half = (s / (2.0 * r_min)).min(std::f64::consts::PI);
+    r_min * (1.0 - half.cos()) * (1.0 + 1e-9) + 1e-6
+}
+
+/// Why a [`GeoIndex`] could not be built.
+///
+/// ```
+/// let e = segdist_geo::GeoIndex::from_polylines(&[vec![[0.0, 0.0], [1.0, 95.0]]]).err().unwrap();
+/// assert_eq!(e.to_string(), "feature 0, part 0, vertex 1: not a longitude/latitude (finite, |latitude| <= 90)");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GeoBuildError {
+    /// A vertex that is not a finite longitude with a latitude in [-90, 90].
+    NotLonLat {
+        /// The feature's id (push order).
+        feature: usize,
+        /// The part within the feature.
+        part: usize,
+        /// The vertex within the part.
+        vertex: usize,
+    },
+    /// A part with fewer than two vertices, or too many vertices.
+    Index(segdist_index::BuildError),
+}
+
+impl std::fmt::Display for GeoBuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GeoBuildError::NotLonLat { feature, part, vertex } => write!(
+                f,
+                "feature {feature}, part {part}, vertex {vertex}: not a longitude/latitude (finite, |latitude| <= 90)"
+            ),
+            GeoBuildError::Index(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for GeoBuildError {}
+
+/// A geodesic segment found by a query: which one, and the projection of
+/// the query point onto it (distances in metres).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GeoHit {
+    /// The feature's id (push order).
+    pub feature: usize,
+    /// The part within the feature.
+    pub part: usize,
+    /// The segment within the part: from vertex `segment` to `segment + 1`.
+    pub segment: usize,
+    /// The closest point and the distances, as [`geodesic`] gives them.
+    pub projection: GeoProjection,
+}
+
+/// An index over lon/lat polylines for exact nearest-geodesic-segment
+/// queries in metres: the same answers as evaluating [`geodesic`] on every
+/// segment and taking the least distance (ties to the lowest id).
+///
+/// ```
+/// use segdist_geo::GeoIndex;
+///
+/// let roads = GeoIndex::from_polylines(&[
+///     vec![[24.9432708, 60.1665138], [24.9433654, 60.1664439], [24.9434029, 60.166408]],
+///     vec![[24.9456678, 60.1676677], [24.945671, 60.1676302], [24.9456879, 60.1674353]],
+/// ])?;
+/// let hit = roads.nearest([24.9440, 60.1667]).unwrap();
+/// assert_eq!(hit.feature, 0);
+/// assert!(hit.projection.distance > 30.0 && hit.projection.distance < 60.0);
+/// # Ok::<(), segdist_geo::GeoBuildError>(())
+/// ```
+pub struct GeoIndex {
+    chords: Index<3>,
+    vertices: Vec<[f64; 2]>,
+    part_start: Vec<usize>,
+    feature_start: Vec<usize>,
+    /// The largest arc-to-chord distance of any segment (m).
+    sag: f64,
+}
+
+impl GeoIndex {
+    /// An index over polylines of `[lon, lat]` vertices, feature `i` being
+    /// `polylines[i]`.
+    ///
+    /// # Errors
+    /// [`GeoBuildError::NotLonLat`] for a vertex that is not a longitude and
+    /// latitude, [`GeoBuildError::Index`] for a part of fewer than two
+    /// vertices.
+    pub fn from_polylines<P: AsRef<[[f64; 2]]>>(polylines: &[P]) -> Result<Self, GeoBuildError> {
+        Self::from_multi_polylines(polylines.iter().map(|p| std::slice::from_ref(p)))
+    }
+
+    /// An index over multi-polylines: each item a list of parts.
+    ///
+    /// # Errors
+    /// As [`from_polylines`](Self::from_polylines).
+    ///
+    /// ```
+    /// let parts = [vec![[0.0, 0.0], [0.001, 0.0]], vec![[0.0, 0.01], [0.001, 0.01]]];
+    /// let index = segdist_geo::GeoIndex::from_multi_polylines([&parts[..]])?;
+    /// assert_eq!(index.nearest([0.0005, 0.009]).unwrap().part, 1);
+    /// # Ok::<(), segdist_geo::GeoBuildError>(())
+    /// ```
+    pub fn from_multi_polylines<'a, P, I>(features: I) -> Result<Self, GeoBuildError>
+    where
+        P: AsRef<[[f64; 2]]> + 'a,
+        I: IntoIterator<Item = &'a [P]>,
+    {
+        let mut b = IndexBuilder::<3>::new();
+        let (mut vertices, mut part_start, mut feature_start) = (Vec::new(), Vec::new(), Vec::new());
+        let mut sag = 0.0f64;
+        for (f, parts) in features.into_iter().enumerate() {
+            feature_start.push(part_start.len());
+            let mut chords: Vec<Vec<[f64; 3]>> = Vec::with_capacity(parts.len());
+            for (k, part) in parts.iter().enumerate() {
+                let part = part.as_ref();
+                if let Some(v) = part.iter().position(|p| !valid(p)) {
+                    return Err(GeoBuildError::NotLonLat { feature: f, part: k, vertex: v });
+                }
+                part_start.push(vertices.len());
+                vertices.extend_from_slice(part);
+                for w in part.windows(2) {
+                    let s = geodesic(w[0], w[0], w[1]).map_or(0.0, |r| r.distance);
+                    sag = sag.max(sagitta(s));
+                }
+                chords.push(part.iter().map(ecef).collect());
+            }
+            b.push_multi_polyline(chords);
+        }
+        part_start.push(vertices.len());
+        feature_start.push(part_start.len() - 1);
+        let chords = b.build().map_err(GeoBuildError::Index)?;
+        Ok(GeoIndex { chords, vertices, part_start, feature_start, sag })
+    }
+
+    /// The number of segments.
+    ///
+    /// ```
+    /// let index = segdist_geo::GeoIndex::from_polylines(&[vec![[0.0, 0.0], [1.0, 1.0], [2.0, 1.0]]])?;
+    /// assert_eq!(index.len(), 2);
+    /// # Ok::<(), segdist_geo::GeoBuildError>(())
+    /// ```
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.chords.len()
+    }
+
+    /// Whether the index holds no segment.
+    ///
+    /// ```
+    /// let index = segdist_geo::GeoIndex::from_polylines::<Vec<[f64; 2]>>(&[])?;
+    /// assert!(index.is_empty() && index.nearest([0.0, 0.0]).is_none());
+    /// # Ok::<(), segdist_geo::GeoBuildError>(())
+    /// ```
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.chords.is_empty()
+    }
+
+    /// The segment nearest to `p` on the ellipsoid; `None` when the index is
+    /// empty or `p` is not a longitude/latitude.
+    ///
+    /// ```
+    /// let index = segdist_geo::GeoIndex::from_polylines(&[
+    ///     vec![[179.99, 0.0], [-179.99, 0.0]], // across the antimeridian
+    ///     vec![[0.0, 0.0], [0.01, 0.0]],
+    /// ])?;
+    /// let hit = index.nearest([180.0, 0.001]).unwrap();
+    /// assert_eq!(hit.feature, 0);
+    /// assert!((hit.projection.distance - 110.574).abs() < 0.01);
+    /// # Ok::<(), segdist_geo::GeoBuildError>(())
+    /// ```
+    #[must_use]
+    pub fn nearest(&self, p: [f64; 2]) -> Option<GeoHit> {
+        self.nearest_within(p, f64::INFINITY)
+    }
+
+    /// The nearest segment at distance `<= max_distance` metres, or `None`.
+    ///
+    /// ```
+    /// let index = segdist_geo::GeoIndex::from_polylines(&[vec![[0.0, 0.0], [0.01, 0.0]]])?;
+    /// assert!(index.nearest_within([0.005, 0.001], 100.0).is_none()); // 110.6 m away
+    /// assert!(index.nearest_within([0.005, 0.001], 120.0).is_some());
+    /// # Ok::<(), segdist_geo::GeoBuildError>(())
+    /// ```
+    #[must_use]
+    pub fn nearest_within(&self, p: [f64; 2], max_distance: f64) -> Option<GeoHit> {
+        if !valid(&p) || max_distance.is_nan() || max_distance < 0.0 {
+            return None;
+        }
+        let q = ecef(&p);
+        let first = self.chords.nearest(q)?;
+        let h0 = self.evaluate(&p, first.feature, first.part, first.segment)?;
+        let id = |h: &GeoHit| (h.feature, h.part, h.segment);
+        let bound = h0.projection.distance.min(max_distance);
+        let r = bound + self.sag + 2e-3 + 1e-9 * bound;
+        // The candidates but the one already evaluated, then that one.
+        self.chords
+            .within(q, r)
+            .iter()
+            .filter(|h| (h.feature, h.part, h.segment) != id(&h0))
+            .filter_map(|h| self.evaluate(&p, h.feature, h.part, h.segment))
+            .chain(std::iter::once(h0))
+            .filter(|h| h.projection.distance <= max_distance)
+            .min_by(rank)
+    }
+
+    /// Every segment within `radius` metres of `p`, nearest first (ties by
+    /// lowest id).
+    ///
+    /// ```
+    /// let index = segdist_geo::GeoIndex::from_polylines(&[
+    ///     vec![[0.0, 0.0], [0.01, 0.0]],
+    ///     vec![[0.0, 0.002], [0.01, 0.002]],
+    ///     vec![[0.0, 0.1], [0.01, 0.1]],
+    /// ])?;
+    /// let near = index.within([0.005, 0.001], 200.0);
+    /// assert_eq!(near.iter().map(|h| h.feature).collect::<Vec<_>>(), [0, 1]);
+    /// # Ok::<(), segdist_geo::GeoBuildError>(())
+    /// ```
+    #[must_use]
+    pub fn within(&self, p: [f64; 2], radius: f64) -> Vec<GeoHit> {
+        if !valid(&p) || radius.is_nan() || radius < 0.0 {
+            return Vec::new();
+        }
+        let mut hits: Vec<GeoHit> =
+            self.candidates(&p, &ecef(&p), radius).into_iter().filter(|h| h.projection.distance <= radius).collect();
+        hits.sort_by(rank);
+        hits
+    }
+
+    /// [`nearest_within`](Self::nearest_within) for many points, in input
+    /// order, on all cores.
+    ///
+    /// ```
+    /// let index = segdist_geo::GeoIndex::from_polylines(&[vec![[0.0, 0.0], [0.01, 0.0]]])?;
+    /// let hits = index.nearest_many(&[[0.005, 0.001], [f64::NAN, 0.0]], f64::INFINITY);
+    /// assert!(hits[0].is_some() && hits[1].is_none());
+    /// # Ok::<(), segdist_geo::GeoBuildError>(())
+    /// ```
+    #[must_use]
+    pub fn nearest_many(&self, points: &[[f64; 2]], max_distance: f64) -> Vec<Option<GeoHit>> {
+        points.par_iter().map(|p| self.nearest_within(*p, max_distance)).collect()
+    }
+
+    /// Every segment that could be within `bound` metres of `p`, evaluated.
+    fn candidates(&self, p: &[f64; 2], q: &[f64; 3], bound: f64) -> Vec<GeoHit> {
+        let r = bound + self.sag + 2e-3 + 1e-9 * bound;
+        self.chords.within(*q, r).iter().filter_map(|h| self.evaluate(p, h.feature, h.part, h.segment)).collect()
+    }
+
+    fn evaluate(&self, p: &[f64; 2], feature: usize, part: usize, segment: usize) -> Option<GeoHit> {
+        let v = self.part_start[self.feature_start[feature] + part] + segment;
+        let projection = geodesic(self.vertices[v], self.vertices[v + 1], *p)?;
+        Some(GeoHit { feature, part, segment, projection })
+    }
+}
+
+/// Least distance first, then lowest id.
+fn rank(x: &GeoHit, y: &GeoHit) -> std::cmp::Ordering {
+    x.projection
+        .distance
+        .total_cmp(&y.projection.distance)
+        .then((x.feature, x.part, x.segment).cmp(&(y.feature, y.part, y.segment)))
+}
