@@ -18,7 +18,7 @@ pub const CREDIT: &str = "© OpenStreetMap contributors, data available under th
 /// Snaps 2,311 OpenStreetMap points of central Helsinki to its 2,577 roads
 /// (bundled with segdist), and writes the input, the result (snapped.csv)
 /// and a picture (snapped.svg) into a directory. Coordinates are WGS84
-/// longitude/latitude, so distances are in degrees.
+/// longitude/latitude; distances are metres on the ellipsoid.
 #[derive(Args, Debug)]
 #[command(after_help = "Example:\n  segdist demo --dir /tmp/segdist-demo")]
 pub struct DemoArgs {
@@ -58,6 +58,8 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         input: input.clone(),
         quiet: true,
         timings: false,
+        geographic: true,
+        planar: false,
     };
     crate::snap::run(&snap)?;
 
@@ -77,12 +79,12 @@ pub fn run(args: &DemoArgs) -> Result<()> {
     let median = d.get(d.len() / 2).copied().unwrap_or(f64::NAN);
     println!("Snapped {} points to the nearest of {} roads (central Helsinki, OpenStreetMap).", pts.len(), lines.len());
     println!(
-        "Distance to the nearest road, in degrees of lon/lat: median {median:.3e}, max {:.3e}.",
+        "Distance to the nearest road on the WGS84 ellipsoid: median {median:.1} m, max {:.1} m.",
         d.last().copied().unwrap_or(f64::NAN)
     );
     println!("Wrote, in {}:", dir.display());
     println!("  roads.geojson, points.geojson   the input");
-    println!("  snapped.csv                     point_id, line_id, part, segment, distance, x, y, t, along, fraction");
+    println!("  snapped.csv                     point_id, line_id, part, segment, distance_m, lon, lat, t, along_m, fraction");
     println!("  snapped.svg                     roads, points, connectors and closest points");
     println!("Data: {CREDIT}");
     Ok(())

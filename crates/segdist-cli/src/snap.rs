@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use segdist_index::{Hit, Index, IndexBuilder, QueryOptions};
 
-use crate::geom::{read_lines, InputOpts, Lines, PointReader, Pt};
+use crate::geom::{read_lines, Format, InputOpts, Lines, PointReader, Pt};
 use crate::output::Output;
 
 /// For every point, the nearest line feature: which line, part and
@@ -72,6 +72,14 @@ pub struct SnapArgs {
     /// Print how long reading, indexing, querying and writing took.
     #[arg(long)]
     pub timings: bool,
+    /// Coordinates are longitude/latitude: distances in metres on the
+    /// WGS84 ellipsoid (the default when an input is GeoJSON).
+    #[arg(long, conflicts_with = "planar")]
+    pub geographic: bool,
+    /// Use the coordinates as they are, in their own units (the default for
+    /// CSV and WKT).
+    #[arg(long)]
+    pub planar: bool,
 }
 
 /// An output format.
@@ -82,7 +90,7 @@ pub enum OutFormat {
 }
 
 /// Points handed to the index at a time.
-const CHUNK: usize = 1 << 18;
+pub(crate) const CHUNK: usize = 1 << 18;
 
 pub fn run(args: &SnapArgs) -> Result<()> {
     if args.k == 0 {
@@ -120,8 +128,24 @@ pub fn run(args: &SnapArgs) -> Result<()> {
     if !args.quiet && (lines.has_z != points_z) && !lines.vertices.is_empty() && !first.is_empty() {
         eprintln!("segdist: note: only one of the files has z; computing in 2D");
     }
+    let geojson = |path: &std::path::Path, given| Format::of(path, given).is_ok_and(|f| f == Format::Geojson);
+    let geographic = args.geographic
+        || (!args.planar
+            && (geojson(&args.lines, args.input.lines_format) || geojson(&args.points, args.input.points_format)));
+    if !args.quiet {
+        eprintln!(
+            "segdist: {}",
+            if geographic {
+                "geographic: lon/lat, distances in metres on the WGS84 ellipsoid (--planar to use the numbers as they are)"
+            } else {
+                "planar: distances in the coordinates' own units (--geographic for lon/lat in metres)"
+            }
+        );
+    }
     let mut out = Output::open(args.out.as_deref())?;
-    if three_d {
+    if geographic {
+        crate::geo::snap(args, &lines, &mut points, first, &mut out, &mut times)?;
+    } else if three_d {
         snap::<3>(args, &lines, &mut points, first, &mut out, &mut times)?;
     } else {
         snap::<2>(args, &lines, &mut points, first, &mut out, &mut times)?;
@@ -218,7 +242,7 @@ impl<const D: usize> Hits<D> {
     }
 }
 
-fn progress_bar(quiet: bool, len: Option<u64>) -> ProgressBar {
+pub(crate) fn progress_bar(quiet: bool, len: Option<u64>) -> ProgressBar {
     match len {
         Some(len) if !quiet && std::io::stderr().is_terminal() && len > (8 << 20) => {
             let pb = ProgressBar::new(len);
@@ -453,7 +477,7 @@ impl<const D: usize> Fmt<'_, D> {
 }
 
 /// Appends a CSV field, quoted only when it must be.
-fn field(w: &mut Vec<u8>, s: &str) {
+pub(crate) fn field(w: &mut Vec<u8>, s: &str) {
     if s.bytes().any(|c| matches!(c, b',' | b'"' | b'\n' | b'\r')) {
         w.push(b'"');
         w.extend(s.replace('"', "\"\"").as_bytes());

@@ -43,7 +43,7 @@ fn golden_csv_points_geojson_lines_with_rings_parts_and_ties() {
     // p3 inside the ring, p4 between two parts, p5 equidistant from "main"
     // and "twin" (the lower id wins), p6 tied between "loop" and "multi".
     assert_eq!(
-        ok(&segdist(&["snap", "--points", "points.csv", "--lines", "lines.geojson"])),
+        ok(&segdist(&["snap", "--planar", "--points", "points.csv", "--lines", "lines.geojson"])),
         golden("snap_csv_geojson.csv")
     );
 }
@@ -51,21 +51,33 @@ fn golden_csv_points_geojson_lines_with_rings_parts_and_ties() {
 #[test]
 fn golden_wkt_in_and_geojson_points_with_csv_lines() {
     assert_eq!(ok(&segdist(&["snap", "--points", "points.wkt", "--lines", "lines.wkt"])), golden("snap_wkt.csv"));
-    let o = segdist(&["snap", "--points", "points.geojson", "--lines", "lines.csv", "--id-property", "name"]);
+    let o =
+        segdist(&["snap", "--planar", "--points", "points.geojson", "--lines", "lines.csv", "--id-property", "name"]);
     assert_eq!(ok(&o), golden("snap_geojson_csv.csv"));
 }
 
 #[test]
 fn golden_3d() {
     assert_eq!(
-        ok(&segdist(&["snap", "--points", "points3d.csv", "--lines", "lines3d.geojson"])),
+        ok(&segdist(&["snap", "--planar", "--points", "points3d.csv", "--lines", "lines3d.geojson"])),
         golden("snap_3d.csv")
     );
 }
 
 #[test]
 fn golden_k_nearest_within_a_distance() {
-    let o = segdist(&["snap", "--points", "points.csv", "--lines", "lines.geojson", "--k", "2", "--max-distance", "5"]);
+    let o = segdist(&[
+        "snap",
+        "--planar",
+        "--points",
+        "points.csv",
+        "--lines",
+        "lines.geojson",
+        "--k",
+        "2",
+        "--max-distance",
+        "5",
+    ]);
     let text = ok(&o);
     assert_eq!(text, golden("snap_k2_max5.csv"));
     // The far point keeps its row, empty.
@@ -76,6 +88,7 @@ fn golden_k_nearest_within_a_distance() {
 fn golden_geojson_output_with_connectors() {
     let o = segdist(&[
         "snap",
+        "--planar",
         "--points",
         "points.geojson",
         "--lines",
@@ -92,6 +105,26 @@ fn golden_geojson_output_with_connectors() {
     let kinds: Vec<&str> =
         v["features"].as_array().unwrap().iter().filter_map(|f| f["properties"]["kind"].as_str()).collect();
     assert_eq!(kinds.iter().filter(|k| **k == "connector").count(), 2);
+}
+
+#[test]
+fn geojson_input_is_geographic_by_default() {
+    let o = segdist(&["snap", "--points", "points.geojson", "--lines", "lines.geojson"]);
+    let text = ok(&o);
+    assert_eq!(text, golden("snap_geographic.csv"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("geographic: lon/lat, distances in metres"));
+    // p1 (5°E, 1°N) is 1° of latitude north of the equator road: the
+    // meridian arc from 0° to 1°, 110,574.4 m.
+    let p1 = text.lines().nth(1).unwrap();
+    let d: f64 = p1.split(',').nth(4).unwrap().parse().unwrap();
+    assert!((d - 110_574.389).abs() < 0.01, "{p1}");
+    assert!(text.starts_with("point_id,line_id,part,segment,distance_m,lon,lat,t,along_m,fraction\n"));
+    // A latitude out of range is an error in geographic mode, with nothing written.
+    let e = err(&segdist(&["snap", "--points", "points.csv", "--lines", "lines.geojson"]));
+    assert!(e.contains("points.csv: point \"p6\": latitude 100 is not in [-90, 90]"), "{e}");
+    // --geographic for CSV, --planar for GeoJSON.
+    let csv = ok(&segdist(&["snap", "--geographic", "--points", "points.wkt", "--lines", "lines.wkt", "--quiet"]));
+    assert!(csv.starts_with("point_id,line_id,part,segment,distance_m"), "{csv}");
 }
 
 #[test]
@@ -292,7 +325,7 @@ fn a_bad_row_in_a_later_chunk_still_leaves_no_output() {
 fn a_closed_pipe_ends_the_run_quietly() {
     let p = temp("pipe.csv", &many_points(300_000, None));
     let mut child = Command::new(env!("CARGO_BIN_EXE_segdist"))
-        .args(["snap", "--points", p.to_str().unwrap(), "--lines", "lines.geojson"])
+        .args(["snap", "--quiet", "--points", p.to_str().unwrap(), "--lines", "lines.geojson"])
         .current_dir(root().join("crates/segdist-cli/tests/data"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -264,6 +264,41 @@ impl GeoIndex {
         hits
     }
 
+    /// The `k` nearest segments within `max_distance` metres, nearest
+    /// first (ties by lowest id).
+    ///
+    /// ```
+    /// let index = segdist_geo::GeoIndex::from_polylines(&[
+    ///     vec![[0.0, 0.0], [0.01, 0.0]],
+    ///     vec![[0.0, 0.002], [0.01, 0.002]],
+    ///     vec![[0.0, 0.1], [0.01, 0.1]],
+    /// ])?;
+    /// let two = index.k_nearest_within([0.005, 0.0015], 2, f64::INFINITY);
+    /// assert_eq!(two.iter().map(|h| h.feature).collect::<Vec<_>>(), [1, 0]);
+    /// # Ok::<(), segdist_geo::GeoBuildError>(())
+    /// ```
+    #[must_use]
+    pub fn k_nearest_within(&self, p: [f64; 2], k: usize, max_distance: f64) -> Vec<GeoHit> {
+        if k == 0 || !valid(&p) || max_distance.is_nan() || max_distance < 0.0 {
+            return Vec::new();
+        }
+        let q = ecef(&p);
+        // The k nearest chords' segments bound the k-th distance.
+        let bound = self
+            .chords
+            .k_nearest(q, k)
+            .iter()
+            .filter_map(|h| self.evaluate(&p, h.feature, h.part, h.segment))
+            .map(|h| h.projection.distance)
+            .fold(0.0f64, f64::max)
+            .min(max_distance);
+        let mut hits: Vec<GeoHit> =
+            self.candidates(&p, &q, bound).into_iter().filter(|h| h.projection.distance <= max_distance).collect();
+        hits.sort_by(rank);
+        hits.truncate(k);
+        hits
+    }
+
     /// [`nearest_within`](Self::nearest_within) for many points, in input
     /// order, on all cores.
     ///

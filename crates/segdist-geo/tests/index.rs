@@ -48,6 +48,11 @@ fn check(lines: &Lines, points: &[[f64; 2]]) {
         let want: Vec<GeoHit> = all.iter().copied().filter(|h| h.projection.distance <= r).collect();
         assert_eq!(index.within(*p, r), want, "within at {p:?}");
         assert_eq!(index.nearest_within(*p, r), want.first().copied(), "nearest_within at {p:?}");
+        assert_eq!(
+            index.k_nearest_within(*p, 3, f64::INFINITY),
+            all[..all.len().min(3)].to_vec(),
+            "k_nearest at {p:?}"
+        );
     }
 }
 

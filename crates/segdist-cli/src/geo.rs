@@ -1,0 +1,214 @@
+//! `segdist snap` on longitude/latitude: metres on the WGS84 ellipsoid,
+//! through segdist-geo's exact index over geodesic segments.
+
+use std::io::Write;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Result};
+use rayon::prelude::*;
+use segdist_geo::{GeoHit, GeoIndex};
+
+use crate::geom::{Lines, PointReader, Pt};
+use crate::output::Output;
+use crate::snap::{field, progress_bar, OutFormat, SnapArgs, Times, CHUNK};
+
+/// The index and every vertex's distance (metres) along its part.
+struct GeoSnapper {
+    index: GeoIndex,
+    cum: Vec<f64>,
+}
+
+impl GeoSnapper {
+    fn new(lines: &Lines, name: &str) -> Result<Self> {
+        let v: Vec<[f64; 2]> = lines.vertices.iter().map(|p| [p[0], p[1]]).collect();
+        let features: Vec<Vec<&[[f64; 2]]>> =
+            (0..lines.len()).map(|f| lines.parts(f).map(|r| &v[r]).collect()).collect();
+        let index = GeoIndex::from_multi_polylines(features.iter().map(Vec::as_slice))
+            .map_err(|e| anyhow!("{name}: {e} (with --geographic, x is longitude and y latitude)"))?;
+        let mut cum = Vec::with_capacity(v.len());
+        for f in 0..lines.len() {
+            for part in lines.parts(f) {
+                let part = &v[part];
+                let (mut sum, mut comp) = (0.0f64, 0.0f64);
+                cum.push(0.0);
+                for w in part.windows(2) {
+                    let len = segdist_geo::geodesic(w[0], w[0], w[1]).map_or(0.0, |r| r.distance);
+                    // Neumaier-compensated, as in the planar lengths.
+                    let t = sum + len;
+                    comp += if sum >= len { (sum - t) + len } else { (len - t) + sum };
+                    sum = t;
+                    cum.push(sum + comp);
+                }
+            }
+        }
+        Ok(GeoSnapper { index, cum })
+    }
+
+    /// `(along, fraction)` of a hit, in metres within its part.
+    fn along(&self, lines: &Lines, h: &GeoHit) -> (f64, f64) {
+        let part = lines.feature_start[h.feature] + h.part;
+        let cum = &self.cum[lines.part_start[part]..lines.part_start[part + 1]];
+        let along = (cum[h.segment] + h.projection.along).min(cum[h.segment + 1]);
+        let total = cum[cum.len() - 1];
+        (along, if total > 0.0 { (along / total).min(1.0) } else { 0.0 })
+    }
+}
+
+pub fn snap(
+    args: &SnapArgs,
+    lines: &Lines,
+    points: &mut PointReader,
+    first: Vec<Pt>,
+    out: &mut Output,
+    times: &mut Times,
+) -> Result<()> {
+    let t = Instant::now();
+    let snapper = GeoSnapper::new(lines, &args.lines.display().to_string())?;
+    times.index += t.elapsed();
+    let max_distance = args.max_distance.unwrap_or(f64::INFINITY);
+    let progress = progress_bar(args.quiet, points.len);
+    let geojson = args.output_format == OutFormat::Geojson;
+    let mut head = String::from(if geojson { "{\"type\":\"FeatureCollection\",\"features\":[\n" } else { "point_id" });
+    if !geojson {
+        if args.k > 1 {
+            head.push_str(",rank");
+        }
+        head.push_str(",line_id,part,segment,distance_m,lon,lat,t,along_m,fraction\n");
+    }
+    let mut chunk = first;
+    let mut first_row = true;
+    let mut head = Some(head);
+    while !chunk.is_empty() {
+        let t = Instant::now();
+        let pts: Vec<[f64; 2]> = chunk.iter().map(|p| [p.p[0], p.p[1]]).collect();
+        if let Some(p) = chunk.iter().find(|p| p.p[1].abs() > 90.0) {
+            bail!(
+                "{}: point {:?}: latitude {} is not in [-90, 90] (say --planar for other coordinates)",
+                points.name,
+                p.id,
+                p.p[1]
+            );
+        }
+        // The header once the first chunk has passed: a bad first chunk
+        // leaves standard output empty.
+        if let Some(h) = head.take() {
+            out.write_all(h.as_bytes())?;
+        }
+        let hits: Vec<Vec<GeoHit>> = if args.k == 1 {
+            snapper.index.nearest_many(&pts, max_distance).into_iter().map(|h| h.into_iter().collect()).collect()
+        } else {
+            pts.par_iter().map(|p| snapper.index.k_nearest_within(*p, args.k, max_distance)).collect()
+        };
+        times.query += t.elapsed();
+        let t = Instant::now();
+        let mut buf = ryu::Buffer::new();
+        let mut w = Vec::with_capacity(chunk.len() * 120);
+        for ((pt, p), hs) in chunk.iter().zip(&pts).zip(&hits) {
+            if geojson {
+                rows_geojson(&mut w, &mut first_row, args, lines, &snapper, pt, p, hs);
+                continue;
+            }
+            if hs.is_empty() {
+                field(&mut w, &pt.id);
+                w.extend(std::iter::repeat_n(b',', 9 + usize::from(args.k > 1)));
+                w.push(b'\n');
+            }
+            for (rank, h) in hs.iter().enumerate() {
+                let (along, fraction) = snapper.along(lines, h);
+                field(&mut w, &pt.id);
+                if args.k > 1 {
+                    w.extend(format!(",{}", rank + 1).as_bytes());
+                }
+                w.push(b',');
+                field(&mut w, &lines.ids[h.feature]);
+                w.extend(format!(",{},{}", h.part, h.segment).as_bytes());
+                let pr = &h.projection;
+                for x in [pr.distance, pr.point[0], pr.point[1], pr.t, along, fraction] {
+                    w.push(b',');
+                    w.extend(buf.format(x).as_bytes());
+                }
+                w.push(b'\n');
+            }
+        }
+        out.write_all(&w)?;
+        times.write += t.elapsed();
+        times.points += chunk.len();
+        progress.set_position(points.position());
+        let t = Instant::now();
+        points.next_chunk(CHUNK, &mut chunk)?;
+        times.read += t.elapsed();
+    }
+    if let Some(h) = head.take() {
+        out.write_all(h.as_bytes())?;
+    }
+    if geojson {
+        out.write_all(b"\n]}\n")?;
+    }
+    progress.finish_and_clear();
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rows_geojson(
+    w: &mut Vec<u8>,
+    first_row: &mut bool,
+    args: &SnapArgs,
+    lines: &Lines,
+    snapper: &GeoSnapper,
+    pt: &Pt,
+    p: &[f64; 2],
+    hs: &[GeoHit],
+) {
+    let js = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string());
+    let mut push = |w: &mut Vec<u8>, feature: String| {
+        if !*first_row {
+            w.extend(b",\n");
+        }
+        *first_row = false;
+        w.extend(feature.as_bytes());
+    };
+    let n = |x: f64| ryu::Buffer::new().format(x).to_string();
+    if hs.is_empty() {
+        push(
+            w,
+            format!(
+                "{{\"type\":\"Feature\",\"geometry\":null,\"properties\":{{\"point_id\":{},\"line_id\":null}}}}",
+                js(&pt.id)
+            ),
+        );
+    }
+    for (rank, h) in hs.iter().enumerate() {
+        let (along, fraction) = snapper.along(lines, h);
+        let pr = &h.projection;
+        let q = format!("{},{}", n(pr.point[0]), n(pr.point[1]));
+        push(
+            w,
+            format!(
+                "{{\"type\":\"Feature\",\"geometry\":{{\"type\":\"Point\",\"coordinates\":[{q}]}},\"properties\":{{\"point_id\":{},\"rank\":{},\"line_id\":{},\"part\":{},\"segment\":{},\"distance_m\":{},\"t\":{},\"along_m\":{},\"fraction\":{}{}}}}}",
+                js(&pt.id),
+                rank + 1,
+                js(&lines.ids[h.feature]),
+                h.part,
+                h.segment,
+                n(pr.distance),
+                n(pr.t),
+                n(along),
+                n(fraction),
+                if args.connectors { ",\"kind\":\"snapped\"" } else { "" }
+            ),
+        );
+        if args.connectors {
+            push(
+                w,
+                format!(
+                    "{{\"type\":\"Feature\",\"geometry\":{{\"type\":\"LineString\",\"coordinates\":[[{},{}],[{q}]]}},\"properties\":{{\"point_id\":{},\"rank\":{},\"line_id\":{},\"kind\":\"connector\"}}}}",
+                    n(p[0]),
+                    n(p[1]),
+                    js(&pt.id),
+                    rank + 1,
+                    js(&lines.ids[h.feature])
+                ),
+            );
+        }
+    }
+}
