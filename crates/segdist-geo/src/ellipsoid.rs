@@ -16,8 +16,14 @@ fn wgs84() -> &'static Geodesic {
 /// every point of a piece lies well inside the hemisphere a gnomonic
 /// projection about a point of it can reach.
 const SPLIT: f64 = 4_000_000.0;
-/// The interception stops when the foot moves less than this (metres).
-const TOLERANCE: f64 = 1e-7;
+/// The interception stops when the foot moves less than this (metres):
+/// convergence is quadratic, so the point is then within about
+/// `moved²/R`, nanometres, of the answer.
+const TOLERANCE: f64 = 1e-4;
+/// Below this size (metres) a segment and point are started from a local
+/// tangent plane scaled by the ellipsoid's radii of curvature, which is
+/// within micrometres, so that one round usually suffices.
+const LOCAL: f64 = 20_000.0;
 
 /// The ellipsoidal gnomonic projection about `(lat0, lon0)`: geodesics
 /// through the centre are straight lines, and azimuths at the centre true.
@@ -27,17 +33,17 @@ struct Gnomonic {
 }
 
 impl Gnomonic {
-    /// Plane coordinates (metres) of `[lon, lat]`, and its geodesic
-    /// distance from the centre; `None` beyond the projection's horizon.
-    fn forward(&self, p: &[f64; 2]) -> Option<([f64; 2], f64)> {
-        let (s12, azi1, _azi2, m12, mm12, _mm21, _a12): (f64, f64, f64, f64, f64, f64, f64) =
+    /// Plane coordinates (metres) of `[lon, lat]`; `None` beyond the
+    /// projection's horizon.
+    fn forward(&self, p: &[f64; 2]) -> Option<[f64; 2]> {
+        let (_s12, azi1, _azi2, m12, mm12, _mm21, _a12): (f64, f64, f64, f64, f64, f64, f64) =
             wgs84().inverse(self.lat0, self.lon0, p[1], p[0]);
         if mm12 <= 0.0 {
             return None;
         }
         let rho = m12 / mm12;
         let (s, c) = azi1.to_radians().sin_cos();
-        Some(([rho * s, rho * c], s12))
+        Some([rho * s, rho * c])
     }
 
     /// `[lon, lat]` of plane point `q`: Newton's method on the distance
@@ -48,7 +54,7 @@ impl Gnomonic {
         let rho = q[0].hypot(q[1]);
         let mut s = g.a * (rho / g.a).atan();
         for _ in 0..20 {
-            let (_lat, _lon, _azi2, m, mm, _mm21): (f64, f64, f64, f64, f64, f64) =
+            let (lat, lon, _azi2, m, mm, _mm21): (f64, f64, f64, f64, f64, f64) =
                 g.direct(self.lat0, self.lon0, azi0, s);
             if mm <= 0.0 {
                 return None;
@@ -56,6 +62,10 @@ impl Gnomonic {
             // d(m/M)/ds = 1/M²; Newton converges quadratically, so a step
             // under a micrometre leaves an error far below it.
             let ds = (m / mm - rho) * mm * mm;
+            if ds.abs() < 1e-9 {
+                // This point is within a nanometre: no further call.
+                return Some([lon, lat]);
+            }
             s -= ds;
             if ds.abs() < 1e-6 {
                 break;
@@ -126,12 +136,11 @@ pub fn geodesic(a: [f64; 2], b: [f64; 2], p: [f64; 2]) -> Option<GeoProjection> 
 /// planar foot of the perpendicular (clamped to the segment), project it
 /// back, repeat. `None` if a point falls beyond the projection's horizon.
 fn intercept(a: [f64; 2], b: [f64; 2], p: [f64; 2], s_ab: f64) -> Option<GeoProjection> {
-    // Start from the spherical answer: already within metres.
-    let mut c = crate::sphere(a, b, p, crate::MEAN_EARTH_RADIUS)?.point;
+    let mut c = start(&a, &b, &p, s_ab);
     let mut t = 0.0;
     for _ in 0..30 {
         let gn = Gnomonic { lat0: c[1], lon0: c[0] };
-        let ((fa, sa), (fb, _), (fp, sp)) = (gn.forward(&a)?, gn.forward(&b)?, gn.forward(&p)?);
+        let (fa, fb, fp) = (gn.forward(&a)?, gn.forward(&b)?, gn.forward(&p)?);
         let ab = [fb[0] - fa[0], fb[1] - fa[1]];
         let l = ab[0] * ab[0] + ab[1] * ab[1];
         t = if l > 0.0 { (((fp[0] - fa[0]) * ab[0] + (fp[1] - fa[1]) * ab[1]) / l).clamp(0.0, 1.0) } else { 0.0 };
@@ -145,17 +154,9 @@ fn intercept(a: [f64; 2], b: [f64; 2], p: [f64; 2], s_ab: f64) -> Option<GeoProj
             wrap(gn.reverse(&q)?)
         };
         if moved < TOLERANCE {
-            // Converged: the centre is within 0.1 µm of the answer, so its
-            // distances to a and p (just computed) are the answer's, to
-            // that much.
-            let along = if t == 0.0 {
-                0.0
-            } else if t == 1.0 {
-                s_ab
-            } else {
-                sa
-            };
-            return Some(GeoProjection { point: c, t: (along / s_ab).clamp(0.0, 1.0), along, distance: sp });
+            // Converged: the next round would move the point by about
+            // moved²/R. The distances are measured to the point itself.
+            break;
         }
     }
     let along = if t == 0.0 {
@@ -166,6 +167,41 @@ fn intercept(a: [f64; 2], b: [f64; 2], p: [f64; 2], s_ab: f64) -> Option<GeoProj
         dist(&a, &c)
     };
     Some(GeoProjection { point: c, t: (along / s_ab).clamp(0.0, 1.0), along, distance: dist(&p, &c) })
+}
+
+/// A first estimate: a local tangent plane for small cases, else the
+/// sphere (within metres).
+fn start(a: &[f64; 2], b: &[f64; 2], p: &[f64; 2], s_ab: f64) -> [f64; 2] {
+    let sphere = || crate::sphere(*a, *b, *p, crate::MEAN_EARTH_RADIUS).map_or(*a, |r| r.point);
+    if s_ab > LOCAL || a[1].abs() > 89.0 {
+        return sphere();
+    }
+    // Longitude differences the short way round.
+    let dlon = |x: f64| {
+        let d = (x - a[0]) % 360.0;
+        if d > 180.0 {
+            d - 360.0
+        } else if d < -180.0 {
+            d + 360.0
+        } else {
+            d
+        }
+    };
+    let g = wgs84();
+    let e2 = g.f * (2.0 - g.f);
+    let lat0 = ((a[1] + b[1]) / 2.0).to_radians();
+    let w = 1.0 - e2 * lat0.sin() * lat0.sin();
+    let n = g.a / w.sqrt(); // prime vertical radius
+    let m = g.a * (1.0 - e2) / (w * w.sqrt()); // meridional radius
+    let (kx, ky) = (n * lat0.cos() * 1f64.to_radians(), m * 1f64.to_radians());
+    let (bx, by) = (dlon(b[0]) * kx, (b[1] - a[1]) * ky);
+    let (px, py) = (dlon(p[0]) * kx, (p[1] - a[1]) * ky);
+    if px.hypot(py) > 2.0 * LOCAL {
+        return sphere();
+    }
+    let l = bx * bx + by * by;
+    let t = if l > 0.0 { ((px * bx + py * by) / l).clamp(0.0, 1.0) } else { 0.0 };
+    wrap([a[0] + t * dlon(b[0]), a[1] + t * (b[1] - a[1])])
 }
 
 /// The fallback for a point too far for the projection (more than a
