@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use segdist_index::{Polyline, QueryOptions};
 
-use crate::geom::{read_lines, InputOpts, PointReader, Pt};
+use crate::geom::{read_lines, Format, InputOpts, PointReader, Pt};
 use crate::output::Output;
 
 /// Where along a line each point projects (like PostGIS ST_LineLocatePoint
@@ -43,6 +43,13 @@ pub struct LocateArgs {
     pub threads: Option<usize>,
     #[command(flatten)]
     pub input: InputOpts,
+    /// Coordinates are longitude/latitude: lengths and distances in metres
+    /// on the WGS84 ellipsoid (the default when an input is GeoJSON).
+    #[arg(long, conflicts_with = "planar")]
+    pub geographic: bool,
+    /// Use the coordinates as they are (the default for CSV and WKT).
+    #[arg(long)]
+    pub planar: bool,
 }
 
 pub fn run(args: &LocateArgs) -> Result<()> {
@@ -68,8 +75,22 @@ pub fn run(args: &LocateArgs) -> Result<()> {
     let mut chunk = Vec::new();
     points.next_chunk(1 << 16, &mut chunk)?;
     let three_d = lines.has_z && points.declares_z().unwrap_or_else(|| chunk.iter().all(|p| p.has_z));
+    let geojson = |path: &std::path::Path, given| Format::of(path, given).is_ok_and(|f| f == Format::Geojson);
+    let geographic = args.geographic
+        || (!args.planar
+            && (geojson(&args.line, args.input.lines_format) || geojson(&args.points, args.input.points_format)));
+    eprintln!(
+        "segdist: {}",
+        if geographic {
+            "geographic: lon/lat, lengths and distances in metres on the WGS84 ellipsoid (--planar to use the numbers as they are)"
+        } else {
+            "planar: lengths and distances in the coordinates' own units (--geographic for lon/lat in metres)"
+        }
+    );
     let mut out = Output::open(args.out.as_deref())?;
-    if three_d {
+    if geographic {
+        locate_geo(args, &lines, &chosen, &mut points, chunk, max_distance, &mut out)?;
+    } else if three_d {
         locate::<3>(args, &lines, &chosen, &mut points, chunk, max_distance, &mut out)?;
     } else {
         locate::<2>(args, &lines, &chosen, &mut points, chunk, max_distance, &mut out)?;
@@ -131,6 +152,77 @@ fn locate<const D: usize>(
                         }
                     }
                     None => rec.resize(7 + D, String::new()),
+                }
+                w.write_record(&rec)?;
+            }
+        }
+        out.write_all(&w.into_inner().map_err(|e| anyhow::anyhow!("formatting: {e}"))?)?;
+        points.next_chunk(1 << 16, &mut chunk)?;
+    }
+    Ok(())
+}
+
+/// [`locate`] on longitude/latitude: each line's geodesic segments in a
+/// `GeoIndex`, lengths along it in metres.
+fn locate_geo(
+    args: &LocateArgs,
+    lines: &crate::geom::Lines,
+    chosen: &[usize],
+    points: &mut PointReader,
+    mut chunk: Vec<Pt>,
+    max_distance: f64,
+    out: &mut Output,
+) -> Result<()> {
+    let mut routes = Vec::with_capacity(chosen.len());
+    for &f in chosen {
+        let parts: Vec<_> = lines.parts(f).collect();
+        if parts.len() != 1 {
+            bail!(
+                "{}: line {:?} has {} parts; locate needs a LineString",
+                args.line.display(),
+                lines.ids[f],
+                parts.len()
+            );
+        }
+        let v: Vec<[f64; 2]> = lines.vertices[parts[0].clone()].iter().map(|p| [p[0], p[1]]).collect();
+        let index = segdist_geo::GeoIndex::from_polylines(std::slice::from_ref(&v))
+            .map_err(|e| anyhow::anyhow!("{}: line {:?}: {e}", args.line.display(), lines.ids[f]))?;
+        let mut cum = vec![0.0];
+        for w in v.windows(2) {
+            let len = segdist_geo::geodesic(w[0], w[0], w[1]).map_or(0.0, |r| r.distance);
+            cum.push(cum[cum.len() - 1] + len);
+        }
+        routes.push((f, index, cum));
+    }
+    out.write_all(b"point_id,line_id,segment,t,along_m,fraction,distance_m,lon,lat\n")?;
+    let mut buf = ryu::Buffer::new();
+    while !chunk.is_empty() {
+        if let Some(p) = chunk.iter().find(|p| p.p[1].abs() > 90.0) {
+            bail!(
+                "{}: point {:?}: latitude {} is not in [-90, 90] (say --planar for other coordinates)",
+                points.name,
+                p.id,
+                p.p[1]
+            );
+        }
+        let pts: Vec<[f64; 2]> = chunk.iter().map(|p| [p.p[0], p.p[1]]).collect();
+        let located: Vec<_> = routes.iter().map(|(_, index, _)| index.nearest_many(&pts, max_distance)).collect();
+        let mut w = csv::WriterBuilder::new().flexible(true).from_writer(Vec::new());
+        for (i, pt) in chunk.iter().enumerate() {
+            for ((f, _, cum), l) in routes.iter().zip(&located) {
+                let mut rec = vec![pt.id.clone(), lines.ids[*f].clone()];
+                match l[i] {
+                    Some(h) => {
+                        let pr = h.projection;
+                        let along = (cum[h.segment] + pr.along).min(cum[h.segment + 1]);
+                        let total = cum[cum.len() - 1];
+                        let fraction = if total > 0.0 { (along / total).min(1.0) } else { 0.0 };
+                        rec.push(h.segment.to_string());
+                        for x in [pr.t, along, fraction, pr.distance, pr.point[0], pr.point[1]] {
+                            rec.push(buf.format(x).to_string());
+                        }
+                    }
+                    None => rec.resize(9, String::new()),
                 }
                 w.write_record(&rec)?;
             }
