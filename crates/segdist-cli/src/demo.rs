@@ -67,7 +67,7 @@ pub fn run(args: &DemoArgs) -> Result<()> {
     let mut reader = crate::geom::PointReader::open(&points, &input)?;
     let mut pts = Vec::new();
     reader.next_chunk(usize::MAX, &mut pts)?;
-    let svg = crate::plot::picture(&lines, &pts, 3000, f64::INFINITY, Some(CREDIT))?;
+    let svg = crate::plot::picture(&lines, &pts, 3000, f64::INFINITY, Some(CREDIT), true)?;
     let pic = dir.join("snapped.svg");
     std::fs::write(&pic, svg).with_context(|| format!("cannot write {}", pic.display()))?;
 

@@ -55,20 +55,25 @@ pub fn run(args: &PlotArgs) -> Result<()> {
         }
         all.append(&mut chunk);
     }
-    let svg = picture(&lines, &all, args.max_points, args.max_distance.unwrap_or(f64::INFINITY), None)?;
+    let geojson = |path: &std::path::Path, given| {
+        crate::geom::Format::of(path, given).is_ok_and(|f| f == crate::geom::Format::Geojson)
+    };
+    let lonlat = geojson(&args.lines, args.input.lines_format) || geojson(&args.points, args.input.points_format);
+    let svg = picture(&lines, &all, args.max_points, args.max_distance.unwrap_or(f64::INFINITY), None, lonlat)?;
     let mut out = Output::open(args.out.as_deref())?;
     out.write_all(svg.as_bytes())?;
     out.finish()
 }
 
 /// The SVG text. `credit`, if given, is printed at the foot (data
-/// attribution).
+/// attribution); `lonlat` draws longitude/latitude to local scale.
 pub fn picture(
     lines: &Lines,
     points: &[Pt],
     max_points: usize,
     max_distance: f64,
     credit: Option<&str>,
+    lonlat: bool,
 ) -> Result<String> {
     let total = points.len();
     let step = total.div_ceil(max_points.max(1)).max(1);
@@ -91,11 +96,16 @@ pub fn picture(
     if lo[0] > hi[0] {
         (lo, hi) = ([0.0, 0.0], [1.0, 1.0]);
     }
-    let span = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(f64::MIN_POSITIVE);
+    // Longitude/latitude data (GeoJSON) are drawn with a degree of
+    // longitude shortened by the cosine of the middle latitude, so that
+    // shapes look as they do on a local map.
+    let sx = if lonlat { ((lo[1] + hi[1]) / 2.0).to_radians().cos().max(0.01) } else { 1.0 };
+    let (lo0, hi0) = (lo[0] * sx, hi[0] * sx);
+    let span = (hi0 - lo0).max(hi[1] - lo[1]).max(f64::MIN_POSITIVE);
     // The longer side 940 px, a 30 px margin, 40 px at the foot for notes.
     let scale = 940.0 / span;
-    let (w, h) = ((hi[0] - lo[0]) * scale + 60.0, (hi[1] - lo[1]) * scale + 100.0);
-    let x = |v: f64| (v - lo[0]) * scale + 30.0;
+    let (w, h) = ((hi0 - lo0) * scale + 60.0, (hi[1] - lo[1]) * scale + 100.0);
+    let x = |v: f64| (v * sx - lo0) * scale + 30.0;
     let y = |v: f64| (hi[1] - v) * scale + 30.0;
 
     let mut s = String::new();
@@ -155,7 +165,16 @@ pub fn picture(
         let _ = writeln!(s, "<text x=\"8\" y=\"{:.0}\">{}</text>", 20.0 + 18.0 * 4.0, note.trim());
     }
     if let Some(c) = credit {
-        let _ = writeln!(s, "<text x=\"8\" y=\"{:.0}\" font-size=\"11\" fill=\"#555\">{}</text>", h - 10.0, escape(c));
+        // Two lines, so that it fits narrow pictures too.
+        let (first, rest) = c.split_once(", ").unwrap_or((c, ""));
+        for (i, line) in [first, rest].iter().filter(|l| !l.is_empty()).enumerate() {
+            let _ = writeln!(
+                s,
+                "<text x=\"8\" y=\"{:.0}\" font-size=\"11\" fill=\"#555\">{}</text>",
+                h - 24.0 + 14.0 * i as f64,
+                escape(line)
+            );
+        }
     }
     s.push_str("</svg>\n");
     Ok(s)
