@@ -225,16 +225,24 @@ impl GeoIndex {
         }
         let q = ecef(&p);
         let first = self.chords.nearest(q)?;
-        let h0 = self.evaluate(&p, first.feature, first.part, first.segment)?;
+        self.finish(&p, &q, &first, max_distance)
+    }
+
+    /// The rest of a nearest query, given the segment with the nearest
+    /// chord.
+    fn finish(&self, p: &[f64; 2], q: &[f64; 3], first: &segdist_index::Hit<3>, max_distance: f64) -> Option<GeoHit> {
+        let h0 = self.evaluate(p, first.feature, first.part, first.segment)?;
         let id = |h: &GeoHit| (h.feature, h.part, h.segment);
         let bound = h0.projection.distance.min(max_distance);
         let r = bound + self.sag + 2e-3 + 1e-9 * bound;
+        // Usually no other chord is that near: two nearest within r, cheap
+        // with so tight a limit, say so; otherwise all of them.
+        let few = self.chords.k_nearest_within(*q, 2, r);
+        let near = if few.len() < 2 { few } else { self.chords.within(*q, r) };
         // The candidates but the one already evaluated, then that one.
-        self.chords
-            .within(q, r)
-            .iter()
+        near.iter()
             .filter(|h| (h.feature, h.part, h.segment) != id(&h0))
-            .filter_map(|h| self.evaluate(&p, h.feature, h.part, h.segment))
+            .filter_map(|h| self.evaluate(p, h.feature, h.part, h.segment))
             .chain(std::iter::once(h0))
             .filter(|h| h.projection.distance <= max_distance)
             .min_by(rank)
@@ -310,7 +318,19 @@ impl GeoIndex {
     /// ```
     #[must_use]
     pub fn nearest_many(&self, points: &[[f64; 2]], max_distance: f64) -> Vec<Option<GeoHit>> {
-        points.par_iter().map(|p| self.nearest_within(*p, max_distance)).collect()
+        if max_distance.is_nan() || max_distance < 0.0 {
+            return vec![None; points.len()];
+        }
+        // The nearest chords through the planar batch search (curve order,
+        // shared candidates), then each point on its own.
+        let qs: Vec<[f64; 3]> = points.par_iter().map(|p| if valid(p) { ecef(p) } else { [f64::NAN; 3] }).collect();
+        let firsts = self.chords.nearest_many(&qs, &segdist_index::QueryOptions::default());
+        points
+            .par_iter()
+            .zip(&qs)
+            .zip(&firsts)
+            .map(|((p, q), first)| first.as_ref().and_then(|f| self.finish(p, q, f, max_distance)))
+            .collect()
     }
 
     /// Every segment that could be within `bound` metres of `p`, evaluated.
