@@ -4,13 +4,14 @@
 use std::io::Write;
 use std::time::Instant;
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
 use rayon::prelude::*;
 use segdist_geo::{GeoHit, GeoIndex};
 
 use crate::geom::{Lines, PointReader, Pt};
+use crate::output::progress_bar;
 use crate::output::Output;
-use crate::snap::{field, progress_bar, OutFormat, SnapArgs, Times, CHUNK};
+use crate::snap::{field, OutFormat, SnapArgs, Times, CHUNK};
 
 /// The index and every vertex's distance (metres) along its part.
 struct GeoSnapper {
@@ -28,17 +29,7 @@ impl GeoSnapper {
         let mut cum = Vec::with_capacity(v.len());
         for f in 0..lines.len() {
             for part in lines.parts(f) {
-                let part = &v[part];
-                let (mut sum, mut comp) = (0.0f64, 0.0f64);
-                cum.push(0.0);
-                for w in part.windows(2) {
-                    let len = segdist_geo::geodesic(w[0], w[0], w[1]).map_or(0.0, |r| r.distance);
-                    // Neumaier-compensated, as in the planar lengths.
-                    let t = sum + len;
-                    comp += if sum >= len { (sum - t) + len } else { (len - t) + sum };
-                    sum = t;
-                    cum.push(sum + comp);
-                }
+                cum.extend(geodesic_lengths(&v[part]));
             }
         }
         Ok(GeoSnapper { index, cum })
@@ -47,11 +38,22 @@ impl GeoSnapper {
     /// `(along, fraction)` of a hit, in metres within its part.
     fn along(&self, lines: &Lines, h: &GeoHit) -> (f64, f64) {
         let part = lines.feature_start[h.feature] + h.part;
-        let cum = &self.cum[lines.part_start[part]..lines.part_start[part + 1]];
-        let along = (cum[h.segment] + h.projection.along).min(cum[h.segment + 1]);
-        let total = cum[cum.len() - 1];
-        (along, if total > 0.0 { (along / total).min(1.0) } else { 0.0 })
+        along(&self.cum[lines.part_start[part]..lines.part_start[part + 1]], h)
     }
+}
+
+/// The geodesic distance along a lon/lat polyline of each vertex, metres.
+pub(crate) fn geodesic_lengths(vertices: &[[f64; 2]]) -> Vec<f64> {
+    segdist_index::cumulative(
+        vertices.windows(2).map(|w| segdist_geo::geodesic(w[0], w[0], w[1]).map_or(0.0, |r| r.distance)),
+    )
+}
+
+/// `(along, fraction)` of a hit on the line whose [`geodesic_lengths`] are
+/// `cum`.
+pub(crate) fn along(cum: &[f64], h: &GeoHit) -> (f64, f64) {
+    let along = (cum[h.segment] + h.projection.along).min(cum[h.segment + 1]);
+    (along, segdist_index::fraction(cum, along))
 }
 
 pub fn snap(
@@ -81,14 +83,7 @@ pub fn snap(
     while !chunk.is_empty() {
         let t = Instant::now();
         let pts: Vec<[f64; 2]> = chunk.iter().map(|p| [p.p[0], p.p[1]]).collect();
-        if let Some(p) = chunk.iter().find(|p| p.p[1].abs() > 90.0) {
-            bail!(
-                "{}: point {:?}: latitude {} is not in [-90, 90] (say --planar for other coordinates)",
-                points.name,
-                p.id,
-                p.p[1]
-            );
-        }
+        crate::geom::check_latitudes(&points.name, &chunk)?;
         // The header once the first chunk has passed: a bad first chunk
         // leaves standard output empty.
         if let Some(h) = head.take() {

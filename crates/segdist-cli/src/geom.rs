@@ -39,6 +39,20 @@ impl Format {
     }
 }
 
+/// Whether an input is longitude/latitude: GeoJSON is (RFC 7946), CSV and
+/// WKT are not unless told; `--geographic` / `--planar` override.
+pub fn is_lonlat(files: [(&Path, Option<Format>); 2], geographic: bool, planar: bool) -> bool {
+    geographic || (!planar && files.iter().any(|(p, f)| Format::of(p, *f).is_ok_and(|f| f == Format::Geojson)))
+}
+
+/// Checks that every point of a chunk has a latitude in [-90, 90].
+pub fn check_latitudes(name: &str, chunk: &[Pt]) -> Result<()> {
+    if let Some(p) = chunk.iter().find(|p| p.p[1].abs() > 90.0) {
+        bail!("{name}: point {:?}: latitude {} is not in [-90, 90] (say --planar for other coordinates)", p.id, p.p[1]);
+    }
+    Ok(())
+}
+
 /// How to read the input files: columns, properties, formats.
 #[derive(Args, Debug, Clone)]
 pub struct InputOpts {

@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use segdist_index::{Polyline, QueryOptions};
 
-use crate::geom::{read_lines, Format, InputOpts, PointReader, Pt};
+use crate::geom::{read_lines, InputOpts, PointReader, Pt};
 use crate::output::Output;
 
 /// Where along a line each point projects (like PostGIS ST_LineLocatePoint
@@ -75,10 +75,8 @@ pub fn run(args: &LocateArgs) -> Result<()> {
     let mut chunk = Vec::new();
     points.next_chunk(1 << 16, &mut chunk)?;
     let three_d = lines.has_z && points.declares_z().unwrap_or_else(|| chunk.iter().all(|p| p.has_z));
-    let geojson = |path: &std::path::Path, given| Format::of(path, given).is_ok_and(|f| f == Format::Geojson);
-    let geographic = args.geographic
-        || (!args.planar
-            && (geojson(&args.line, args.input.lines_format) || geojson(&args.points, args.input.points_format)));
+    let files = [(args.line.as_path(), args.input.lines_format), (args.points.as_path(), args.input.points_format)];
+    let geographic = crate::geom::is_lonlat(files, args.geographic, args.planar);
     eprintln!(
         "segdist: {}",
         if geographic {
@@ -109,16 +107,7 @@ fn locate<const D: usize>(
 ) -> Result<()> {
     let mut routes = Vec::with_capacity(chosen.len());
     for &f in chosen {
-        let parts: Vec<_> = lines.parts(f).collect();
-        if parts.len() != 1 {
-            bail!(
-                "{}: line {:?} has {} parts; locate needs a LineString",
-                args.line.display(),
-                lines.ids[f],
-                parts.len()
-            );
-        }
-        let v: Vec<[f64; D]> = lines.vertices[parts[0].clone()].iter().map(|p| std::array::from_fn(|k| p[k])).collect();
+        let v = line_string::<D>(args, lines, f)?;
         routes.push((f, Polyline::new(&v)?));
     }
     let mut head = String::from("point_id,line_id,segment,t,along,fraction,distance,x,y");
@@ -175,36 +164,15 @@ fn locate_geo(
 ) -> Result<()> {
     let mut routes = Vec::with_capacity(chosen.len());
     for &f in chosen {
-        let parts: Vec<_> = lines.parts(f).collect();
-        if parts.len() != 1 {
-            bail!(
-                "{}: line {:?} has {} parts; locate needs a LineString",
-                args.line.display(),
-                lines.ids[f],
-                parts.len()
-            );
-        }
-        let v: Vec<[f64; 2]> = lines.vertices[parts[0].clone()].iter().map(|p| [p[0], p[1]]).collect();
+        let v = line_string::<2>(args, lines, f)?;
         let index = segdist_geo::GeoIndex::from_polylines(std::slice::from_ref(&v))
             .map_err(|e| anyhow::anyhow!("{}: line {:?}: {e}", args.line.display(), lines.ids[f]))?;
-        let mut cum = vec![0.0];
-        for w in v.windows(2) {
-            let len = segdist_geo::geodesic(w[0], w[0], w[1]).map_or(0.0, |r| r.distance);
-            cum.push(cum[cum.len() - 1] + len);
-        }
-        routes.push((f, index, cum));
+        routes.push((f, index, crate::geo::geodesic_lengths(&v)));
     }
     out.write_all(b"point_id,line_id,segment,t,along_m,fraction,distance_m,lon,lat\n")?;
     let mut buf = ryu::Buffer::new();
     while !chunk.is_empty() {
-        if let Some(p) = chunk.iter().find(|p| p.p[1].abs() > 90.0) {
-            bail!(
-                "{}: point {:?}: latitude {} is not in [-90, 90] (say --planar for other coordinates)",
-                points.name,
-                p.id,
-                p.p[1]
-            );
-        }
+        crate::geom::check_latitudes(&points.name, &chunk)?;
         let pts: Vec<[f64; 2]> = chunk.iter().map(|p| [p.p[0], p.p[1]]).collect();
         let located: Vec<_> = routes.iter().map(|(_, index, _)| index.nearest_many(&pts, max_distance)).collect();
         let mut w = csv::WriterBuilder::new().flexible(true).from_writer(Vec::new());
@@ -214,9 +182,7 @@ fn locate_geo(
                 match l[i] {
                     Some(h) => {
                         let pr = h.projection;
-                        let along = (cum[h.segment] + pr.along).min(cum[h.segment + 1]);
-                        let total = cum[cum.len() - 1];
-                        let fraction = if total > 0.0 { (along / total).min(1.0) } else { 0.0 };
+                        let (along, fraction) = crate::geo::along(cum, &h);
                         rec.push(h.segment.to_string());
                         for x in [pr.t, along, fraction, pr.distance, pr.point[0], pr.point[1]] {
                             rec.push(buf.format(x).to_string());
@@ -231,4 +197,13 @@ fn locate_geo(
         points.next_chunk(1 << 16, &mut chunk)?;
     }
     Ok(())
+}
+
+/// The vertices of feature `f`, which must be a single LineString.
+fn line_string<const D: usize>(args: &LocateArgs, lines: &crate::geom::Lines, f: usize) -> Result<Vec<[f64; D]>> {
+    let parts: Vec<_> = lines.parts(f).collect();
+    if parts.len() != 1 {
+        bail!("{}: line {:?} has {} parts; locate needs a LineString", args.line.display(), lines.ids[f], parts.len());
+    }
+    Ok(lines.vertices[parts[0].clone()].iter().map(|p| std::array::from_fn(|k| p[k])).collect())
 }

@@ -1,10 +1,11 @@
 //! Where results go: stdout, or a named file written all-or-nothing.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
 
 /// An output sink. A named file is written to a temporary file beside it and
 /// renamed into place only by [`Output::finish`]; dropped unfinished (on any
@@ -67,5 +68,21 @@ impl Drop for Output {
         if let Output::File { tmp, w: Some(_), .. } = self {
             let _ = std::fs::remove_file(tmp);
         }
+    }
+}
+
+/// A progress bar on stderr for inputs over 8 MiB when stderr is a terminal
+/// (bytes, rate, ETA); hidden otherwise or with `--quiet`.
+pub fn progress_bar(quiet: bool, len: Option<u64>) -> ProgressBar {
+    match len {
+        Some(len) if !quiet && std::io::stderr().is_terminal() && len > (8 << 20) => {
+            let pb = ProgressBar::new(len);
+            pb.set_style(
+                ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}")
+                    .expect("valid template"),
+            );
+            pb
+        }
+        _ => ProgressBar::hidden(),
     }
 }

@@ -1,16 +1,17 @@
 //! `segdist pairs`: one (segment, point) query per CSV row.
 
 use std::fs::File;
-use std::io::{self, BufRead, IsTerminal, Read, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use rayon::prelude::*;
 use segdist::{batch, Region, Scalar};
 
-use crate::output::Output;
+use crate::geom::{csv_error, sniff_delimiter};
+use crate::output::{progress_bar, Output};
 
 /// For each row, the closest point on segment a→b to point p, and how far.
 ///
@@ -110,30 +111,6 @@ pub fn run(args: &PairsArgs) -> Result<()> {
     out.finish()?;
     progress.finish_and_clear();
     Ok(())
-}
-
-/// The most frequent of `,` `;` tab `|` on the first line (`,` if none).
-fn sniff_delimiter(head: &[u8]) -> u8 {
-    let line = head.split(|&c| c == b'\n').next().unwrap_or_default();
-    [b',', b';', b'\t', b'|']
-        .into_iter()
-        .max_by_key(|d| (line.iter().filter(|c| *c == d).count(), *d == b','))
-        .filter(|d| line.contains(d))
-        .unwrap_or(b',')
-}
-
-fn progress_bar(quiet: bool, len: Option<u64>) -> ProgressBar {
-    match len {
-        Some(len) if !quiet && io::stderr().is_terminal() && len > (8 << 20) => {
-            let pb = ProgressBar::new(len);
-            pb.set_style(
-                ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}")
-                    .expect("valid template"),
-            );
-            pb
-        }
-        _ => ProgressBar::hidden(),
-    }
 }
 
 /// Where each coordinate lives in a row.
@@ -247,7 +224,7 @@ fn process<T: CliFloat, const D: usize>(
             if filled == records.len() {
                 records.push(csv::ByteRecord::new());
             }
-            let more = rdr.read_byte_record(&mut records[filled]).map_err(|e| read_error(e, ctx.name))?;
+            let more = rdr.read_byte_record(&mut records[filled]).map_err(|e| csv_error(e, ctx.name))?;
             if !more {
                 done = true;
                 break;
@@ -333,18 +310,4 @@ fn process<T: CliFloat, const D: usize>(
         }
     }
     Ok(())
-}
-
-fn read_error(e: csv::Error, name: &str) -> anyhow::Error {
-    let line = e.position().map(|p| p.line());
-    match (e.kind(), line) {
-        (csv::ErrorKind::UnequalLengths { expected_len, len, .. }, Some(line)) => {
-            anyhow::anyhow!("{name}: line {line}: {len} fields where the header has {expected_len}")
-        }
-        (csv::ErrorKind::Utf8 { .. }, Some(line)) => {
-            anyhow::anyhow!("{name}: line {line}: invalid UTF-8")
-        }
-        (_, Some(line)) => anyhow::anyhow!("{name}: line {line}: {e}"),
-        _ => anyhow::Error::new(e).context(format!("cannot read {name}")),
-    }
 }

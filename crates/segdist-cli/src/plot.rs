@@ -55,10 +55,8 @@ pub fn run(args: &PlotArgs) -> Result<()> {
         }
         all.append(&mut chunk);
     }
-    let geojson = |path: &std::path::Path, given| {
-        crate::geom::Format::of(path, given).is_ok_and(|f| f == crate::geom::Format::Geojson)
-    };
-    let lonlat = geojson(&args.lines, args.input.lines_format) || geojson(&args.points, args.input.points_format);
+    let files = [(args.lines.as_path(), args.input.lines_format), (args.points.as_path(), args.input.points_format)];
+    let lonlat = crate::geom::is_lonlat(files, false, false);
     let svg = picture(&lines, &all, args.max_points, args.max_distance.unwrap_or(f64::INFINITY), None, lonlat)?;
     let mut out = Output::open(args.out.as_deref())?;
     out.write_all(svg.as_bytes())?;

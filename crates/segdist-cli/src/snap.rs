@@ -1,18 +1,17 @@
 //! `segdist snap`: the nearest line feature of every point, from CSV,
 //! GeoJSON or WKT files, at index speed.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use segdist_index::{Hit, Index, IndexBuilder, QueryOptions};
 
-use crate::geom::{read_lines, Format, InputOpts, Lines, PointReader, Pt};
-use crate::output::Output;
+use crate::geom::{read_lines, InputOpts, Lines, PointReader, Pt};
+use crate::output::{progress_bar, Output};
 
 /// For every point, the nearest line feature: which line, part and
 /// segment, how far, the closest point, t on the segment, and the distance
@@ -128,10 +127,8 @@ pub fn run(args: &SnapArgs) -> Result<()> {
     if !args.quiet && (lines.has_z != points_z) && !lines.vertices.is_empty() && !first.is_empty() {
         eprintln!("segdist: note: only one of the files has z; computing in 2D");
     }
-    let geojson = |path: &std::path::Path, given| Format::of(path, given).is_ok_and(|f| f == Format::Geojson);
-    let geographic = args.geographic
-        || (!args.planar
-            && (geojson(&args.lines, args.input.lines_format) || geojson(&args.points, args.input.points_format)));
+    let files = [(args.lines.as_path(), args.input.lines_format), (args.points.as_path(), args.input.points_format)];
+    let geographic = crate::geom::is_lonlat(files, args.geographic, args.planar);
     if !args.quiet {
         eprintln!(
             "segdist: {}",
@@ -239,20 +236,6 @@ impl<const D: usize> Hits<D> {
             Hits::One(h) => h[i].as_slice(),
             Hits::Many(h) => &h[i],
         }
-    }
-}
-
-pub(crate) fn progress_bar(quiet: bool, len: Option<u64>) -> ProgressBar {
-    match len {
-        Some(len) if !quiet && std::io::stderr().is_terminal() && len > (8 << 20) => {
-            let pb = ProgressBar::new(len);
-            pb.set_style(
-                ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}")
-                    .expect("valid template"),
-            );
-            pb
-        }
-        _ => ProgressBar::hidden(),
     }
 }
 

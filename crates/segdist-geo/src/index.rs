@@ -234,7 +234,7 @@ impl GeoIndex {
         let h0 = self.evaluate(p, first.feature, first.part, first.segment)?;
         let id = |h: &GeoHit| (h.feature, h.part, h.segment);
         let bound = h0.projection.distance.min(max_distance);
-        let r = bound + self.sag + 2e-3 + 1e-9 * bound;
+        let r = self.reach(bound);
         // Usually no other chord is that near: two nearest within r, cheap
         // with so tight a limit, say so; otherwise all of them.
         let few = self.chords.k_nearest_within(*q, 2, r);
@@ -333,9 +333,16 @@ impl GeoIndex {
             .collect()
     }
 
+    /// How far a chord may be from the query point for its segment to be
+    /// within `bound` metres of it, or to tie: the largest arc-to-chord gap
+    /// and twice the kernel's millimetre on top.
+    fn reach(&self, bound: f64) -> f64 {
+        bound + self.sag + 2e-3 + 1e-9 * bound
+    }
+
     /// Every segment that could be within `bound` metres of `p`, evaluated.
     fn candidates(&self, p: &[f64; 2], q: &[f64; 3], bound: f64) -> Vec<GeoHit> {
-        let r = bound + self.sag + 2e-3 + 1e-9 * bound;
+        let r = self.reach(bound);
         self.chords.within(*q, r).iter().filter_map(|h| self.evaluate(p, h.feature, h.part, h.segment)).collect()
     }
 

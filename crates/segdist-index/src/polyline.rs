@@ -230,15 +230,25 @@ impl<const D: usize> Polyline<D> {
 /// ```
 #[must_use]
 pub fn cumulative_lengths<const D: usize>(vertices: &[[f64; D]]) -> Vec<f64> {
-    let mut cum = Vec::with_capacity(vertices.len());
     if vertices.is_empty() {
-        return cum;
+        return Vec::new();
     }
-    cum.push(0.0);
-    // Neumaier-compensated running sum of faithfully rounded lengths.
+    cumulative(vertices.windows(2).map(|w| Segment::new(w[0], w[0]).distance(w[1])))
+}
+
+/// The running sums of `lengths`, starting at `0` (one more value than
+/// lengths), compensated (Neumaier) so that the relative error stays a few
+/// units of roundoff however many terms: [`cumulative_lengths`] with lengths
+/// of another kind, such as geodesic ones.
+///
+/// ```
+/// assert_eq!(segdist_index::cumulative([1.0, 1e-16, 1e-16, 3.0]), [0.0, 1.0, 1.0, 1.0000000000000002, 4.0]);
+/// ```
+#[must_use]
+pub fn cumulative(lengths: impl IntoIterator<Item = f64>) -> Vec<f64> {
+    let mut cum = vec![0.0];
     let (mut sum, mut comp) = (0.0f64, 0.0f64);
-    for w in vertices.windows(2) {
-        let len = Segment::new(w[0], w[0]).distance(w[1]);
+    for len in lengths {
         let t = sum + len;
         comp += if sum.abs() >= len.abs() { (sum - t) + len } else { (len - t) + sum };
         sum = t;
