@@ -1,0 +1,52 @@
+//! Borrowing numpy arrays as Rust slices, and handing results back.
+
+use numpy::{Element, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+
+/// The rows of an `(N, D)` C-contiguous array, without copying.
+pub fn rows<'a, T: Element, const D: usize>(arr: &'a PyReadonlyArray2<'_, T>, what: &str) -> PyResult<&'a [[T; D]]> {
+    let shape = arr.shape();
+    if shape[1] != D {
+        return Err(PyValueError::new_err(format!("{what} must have shape (N, {D}), got {shape:?}")));
+    }
+    let flat = arr.as_slice().map_err(|_| PyTypeError::new_err(format!("{what} must be C-contiguous")))?;
+    let (rows, rest) = flat.as_chunks::<D>();
+    debug_assert!(rest.is_empty());
+    Ok(rows)
+}
+
+/// A 1-D C-contiguous array as a slice, without copying.
+pub fn column<'a, T: Element>(arr: &'a PyReadonlyArray1<'_, T>, what: &str) -> PyResult<&'a [T]> {
+    arr.as_slice().map_err(|_| PyTypeError::new_err(format!("{what} must be C-contiguous")))
+}
+
+/// One point or vertex given as a 1-D array of length `D`.
+pub fn vertex<T: Element + Copy, const D: usize>(arr: &PyReadonlyArray1<'_, T>, what: &str) -> PyResult<[T; D]> {
+    let s = column(arr, what)?;
+    s.try_into().map_err(|_| PyValueError::new_err(format!("{what} must have shape ({D},), got ({},)", s.len())))
+}
+
+/// `Vec<[T; D]>` as an `(N, D)` array (no copy: numpy takes the buffer).
+pub fn points_array<'py, T: Element, const D: usize>(
+    py: Python<'py>,
+    points: Vec<[T; D]>,
+) -> PyResult<Bound<'py, PyArray2<T>>> {
+    let n = points.len();
+    PyArray1::from_vec(py, points.into_flattened()).reshape([n, D])
+}
+
+/// Runs `f` on `threads` worker threads: `None` or `0` for rayon's global
+/// pool (all cores), `1` for the calling thread, `k` for a pool of `k`.
+pub fn with_threads<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Send) -> PyResult<R> {
+    match threads {
+        None | Some(0) | Some(1) => Ok(f()),
+        Some(k) => {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(k)
+                .build()
+                .map_err(|e| PyValueError::new_err(format!("cannot start {k} threads: {e}")))?;
+            Ok(pool.install(f))
+        }
+    }
+}

@@ -1,0 +1,574 @@
+//! `SegmentIndex` (nearest segment, k nearest, within a radius, linear
+//! referencing along features) and `Polyline`, over `segdist-index`.
+//!
+//! Both keep coordinates in `float64` (`float32` input is widened exactly)
+//! and take query points as C-contiguous `(N, D)` `float64` arrays.
+
+use numpy::{
+    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray, PyUntypedArrayMethods,
+};
+use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use rayon::prelude::*;
+use segdist_index::{along, cumulative, fraction, Hit, Index, IndexBuilder, QueryOptions};
+
+use crate::arrays::{column, points_array, rows, with_threads};
+
+/// Features (each one or more parts, each a polyline) in an index, with
+/// what linear referencing needs: the vertices and the distance along its
+/// feature of every vertex.
+struct Features<const D: usize> {
+    index: Index<D>,
+    vertices: Vec<[f64; D]>,
+    /// First vertex of each part, and one past the last.
+    part_start: Vec<usize>,
+    /// First part of each feature, and one past the last.
+    feature_part: Vec<usize>,
+    /// The distance along its feature of every vertex: parts follow one
+    /// another, the gap between them not counted (as GEOS does).
+    cum: Vec<f64>,
+}
+
+fn offsets(arr: &[i64], len: usize, what: &str) -> PyResult<Vec<usize>> {
+    let bad = |why: String| PyValueError::new_err(format!("{what}: {why}"));
+    if arr.first() != Some(&0) {
+        return Err(bad("must start at 0".into()));
+    }
+    if arr.windows(2).any(|w| w[1] < w[0]) {
+        return Err(bad("must not decrease".into()));
+    }
+    let last = *arr.last().unwrap_or(&0);
+    if usize::try_from(last).ok() != Some(len) {
+        return Err(bad(format!("must end at {len}, ends at {last}")));
+    }
+    Ok(arr.iter().map(|&o| o as usize).collect())
+}
+
+impl<const D: usize> Features<D> {
+    fn build(vertices: Vec<[f64; D]>, part_start: Vec<usize>, feature_part: Vec<usize>) -> PyResult<Self> {
+        let mut builder = IndexBuilder::<D>::with_capacity(vertices.len(), part_start.len().saturating_sub(1));
+        for f in feature_part.windows(2) {
+            builder.push_multi_polyline((f[0]..f[1]).map(|p| &vertices[part_start[p]..part_start[p + 1]]));
+        }
+        let index = builder.build().map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let mut cum = Vec::with_capacity(vertices.len());
+        for f in feature_part.windows(2) {
+            // One compensated running sum over the feature's segments;
+            // a part's first vertex repeats the previous part's last value.
+            let lengths = (f[0]..f[1]).flat_map(|p| {
+                let part = &vertices[part_start[p]..part_start[p + 1]];
+                std::iter::once(0.0).chain(part.windows(2).map(|w| segdist::Segment::new(w[0], w[0]).distance(w[1])))
+            });
+            let sums = cumulative(lengths);
+            cum.extend_from_slice(&sums[1..]);
+            debug_assert_eq!(cum.len(), part_start[f[1]]);
+        }
+        Ok(Features { index, vertices, part_start, feature_part, cum })
+    }
+
+    /// The first vertex of the hit's part.
+    fn part_first_vertex(&self, h: &Hit<D>) -> usize {
+        self.part_start[self.feature_part[h.feature] + h.part]
+    }
+
+    /// The distance along its feature of a hit, and as a fraction of the
+    /// feature's length.
+    fn along(&self, h: &Hit<D>) -> (f64, f64) {
+        let s = along(&self.cum[self.part_first_vertex(h)..], h.segment, h.t);
+        (s, fraction(&[0.0, self.length(h.feature)], s))
+    }
+
+    fn length(&self, feature: usize) -> f64 {
+        let (p0, p1) = (self.feature_part[feature], self.feature_part[feature + 1]);
+        if p0 == p1 {
+            0.0 // no parts
+        } else {
+            self.cum[self.part_start[p1] - 1]
+        }
+    }
+
+    /// The point at distance `s` along `feature` (clamped to it).
+    fn point_at(&self, feature: usize, s: f64) -> [f64; D] {
+        let (p0, p1) = (self.feature_part[feature], self.feature_part[feature + 1]);
+        if p0 == p1 {
+            return [f64::NAN; D];
+        }
+        let (v0, v1) = (self.part_start[p0], self.part_start[p1]);
+        let (cum, verts) = (&self.cum[v0..v1], &self.vertices[v0..v1]);
+        let last = verts.len() - 1;
+        if s.is_nan() {
+            return [f64::NAN; D];
+        }
+        if s <= 0.0 {
+            return verts[0];
+        }
+        if s >= cum[last] {
+            return verts[last];
+        }
+        // cum[i] < s <= cum[i + 1]: i and i + 1 are in one part (a part's
+        // first vertex repeats the value before it), and a distance that
+        // ends one part gives that part's last vertex.
+        let i = cum.partition_point(|&c| c < s) - 1;
+        let (c0, c1) = (cum[i], cum[i + 1]);
+        let t = ((s - c0) / (c1 - c0)).clamp(0.0, 1.0);
+        let (a, b) = (verts[i], verts[i + 1]);
+        std::array::from_fn(|k| (1.0 - t) * a[k] + t * b[k])
+    }
+}
+
+/// Hits as columns: one row per query (`nearest`) or several (`query`
+/// then says whose).
+struct Columns<const D: usize> {
+    query: Option<Vec<i64>>,
+    feature: Vec<i64>,
+    part: Vec<i64>,
+    segment: Vec<i64>,
+    t: Vec<f64>,
+    point: Vec<[f64; D]>,
+    distance: Vec<f64>,
+    along: Vec<f64>,
+    fraction: Vec<f64>,
+}
+
+/// Mutable windows of the same rows of every column (but `query`).
+struct Rows<'a, const D: usize> {
+    feature: &'a mut [i64],
+    part: &'a mut [i64],
+    segment: &'a mut [i64],
+    t: &'a mut [f64],
+    point: &'a mut [[f64; D]],
+    distance: &'a mut [f64],
+    along: &'a mut [f64],
+    fraction: &'a mut [f64],
+}
+
+impl<'a, const D: usize> Rows<'a, D> {
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (f0, f1) = self.feature.split_at_mut(mid);
+        let (p0, p1) = self.part.split_at_mut(mid);
+        let (s0, s1) = self.segment.split_at_mut(mid);
+        let (t0, t1) = self.t.split_at_mut(mid);
+        let (q0, q1) = self.point.split_at_mut(mid);
+        let (d0, d1) = self.distance.split_at_mut(mid);
+        let (a0, a1) = self.along.split_at_mut(mid);
+        let (r0, r1) = self.fraction.split_at_mut(mid);
+        (
+            Rows { feature: f0, part: p0, segment: s0, t: t0, point: q0, distance: d0, along: a0, fraction: r0 },
+            Rows { feature: f1, part: p1, segment: s1, t: t1, point: q1, distance: d1, along: a1, fraction: r1 },
+        )
+    }
+
+    /// Row `i`: a hit, or (`None`) the row that says "nothing": ids -1,
+    /// numbers NaN.
+    fn set(&mut self, i: usize, h: Option<&Hit<D>>, (along, fraction): (f64, f64)) {
+        match h {
+            Some(h) => {
+                self.feature[i] = h.feature as i64;
+                self.part[i] = h.part as i64;
+                self.segment[i] = h.segment as i64;
+                self.t[i] = h.t;
+                self.point[i] = h.point;
+                self.distance[i] = h.distance;
+            }
+            None => {
+                self.feature[i] = -1;
+                self.part[i] = -1;
+                self.segment[i] = -1;
+                self.t[i] = f64::NAN;
+                self.point[i] = [f64::NAN; D];
+                self.distance[i] = f64::NAN;
+            }
+        }
+        self.along[i] = along;
+        self.fraction[i] = fraction;
+    }
+}
+
+/// Rows filled by one thread at a time.
+const FILL_CHUNK: usize = 1 << 14;
+
+impl<const D: usize> Columns<D> {
+    /// `hits` as columns, converted on all cores (fresh pages are faulted
+    /// in by the threads that write them).
+    fn fill<H: Sync>(
+        hits: &[H],
+        with_query: Option<Vec<i64>>,
+        threads: Option<usize>,
+        row: impl Fn(&H) -> (Option<&Hit<D>>, (f64, f64)) + Sync,
+    ) -> PyResult<Self> {
+        let n = hits.len();
+        let mut c = Columns {
+            query: with_query,
+            feature: vec![0; n],
+            part: vec![0; n],
+            segment: vec![0; n],
+            t: vec![0.0; n],
+            point: vec![[0.0; D]; n],
+            distance: vec![0.0; n],
+            along: vec![0.0; n],
+            fraction: vec![0.0; n],
+        };
+        let rows = Rows {
+            feature: &mut c.feature,
+            part: &mut c.part,
+            segment: &mut c.segment,
+            t: &mut c.t,
+            point: &mut c.point,
+            distance: &mut c.distance,
+            along: &mut c.along,
+            fraction: &mut c.fraction,
+        };
+        fn go<const D: usize, H: Sync>(
+            mut rows: Rows<'_, D>,
+            hits: &[H],
+            row: &(impl Fn(&H) -> (Option<&Hit<D>>, (f64, f64)) + Sync),
+            parallel: bool,
+        ) {
+            if !parallel || hits.len() <= FILL_CHUNK {
+                for (i, h) in hits.iter().enumerate() {
+                    let (hit, at) = row(h);
+                    rows.set(i, hit, at);
+                }
+            } else {
+                let mid = hits.len() / 2;
+                let (r0, r1) = rows.split_at(mid);
+                let (h0, h1) = hits.split_at(mid);
+                rayon::join(|| go(r0, h0, row, true), || go(r1, h1, row, true));
+            }
+        }
+        if threads == Some(1) {
+            go(rows, hits, &row, false);
+        } else {
+            with_threads(threads, || go(rows, hits, &row, true))?;
+        }
+        Ok(c)
+    }
+
+    /// `(query, feature, part, segment, t, point, distance, along, fraction)`,
+    /// `query` `None` for one row per query.
+    fn into_py(self, py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
+        (
+            self.query.map(|q| PyArray1::from_vec(py, q)),
+            PyArray1::from_vec(py, self.feature),
+            PyArray1::from_vec(py, self.part),
+            PyArray1::from_vec(py, self.segment),
+            PyArray1::from_vec(py, self.t),
+            points_array(py, self.point)?,
+            PyArray1::from_vec(py, self.distance),
+            PyArray1::from_vec(py, self.along),
+            PyArray1::from_vec(py, self.fraction),
+        )
+            .into_pyobject(py)
+    }
+}
+
+fn check_distance(x: f64, what: &str) -> PyResult<f64> {
+    if x.is_nan() || x < 0.0 {
+        return Err(PyValueError::new_err(format!("{what} must be a number >= 0, got {x}")));
+    }
+    Ok(x)
+}
+
+/// `f` over every point, on `threads` cores (`None`: all).
+fn map_points<const D: usize, R: Send>(
+    points: &[[f64; D]],
+    threads: Option<usize>,
+    f: impl Fn(&[f64; D]) -> R + Sync + Send,
+) -> PyResult<Vec<R>> {
+    if threads == Some(1) || points.len() < 256 {
+        return Ok(points.iter().map(f).collect());
+    }
+    with_threads(threads, || points.par_iter().with_min_len(64).map(f).collect())
+}
+
+impl<const D: usize> Features<D> {
+    fn nearest<'py>(
+        &self,
+        py: Python<'py>,
+        points: &PyReadonlyArray2<'py, f64>,
+        max_distance: f64,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let points = rows::<f64, D>(points, "points")?;
+        let opts =
+            QueryOptions { max_distance: check_distance(max_distance, "max_distance")?, threads: threads.unwrap_or(0) };
+        let out = py.detach(|| {
+            let hits = self.index.nearest_many(points, &opts);
+            Columns::fill(&hits, None, threads, |h| {
+                (h.as_ref(), h.as_ref().map_or((f64::NAN, f64::NAN), |h| self.along(h)))
+            })
+        })?;
+        out.into_py(py)
+    }
+
+    fn many<'py>(
+        &self,
+        py: Python<'py>,
+        points: &PyReadonlyArray2<'py, f64>,
+        threads: Option<usize>,
+        query: impl Fn(&Index<D>, [f64; D]) -> Vec<Hit<D>> + Sync + Send,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let points = rows::<f64, D>(points, "points")?;
+        let out = py.detach(|| -> PyResult<Columns<D>> {
+            let hits = map_points(points, threads, |p| query(&self.index, *p))?;
+            let flat: Vec<(usize, Hit<D>)> =
+                hits.into_iter().enumerate().flat_map(|(q, hs)| hs.into_iter().map(move |h| (q, h))).collect();
+            let query = flat.iter().map(|&(q, _)| q as i64).collect();
+            Columns::fill(&flat, Some(query), threads, |(_, h)| (Some(h), self.along(h)))
+        })?;
+        out.into_py(py)
+    }
+
+    fn interpolate<'py>(
+        &self,
+        py: Python<'py>,
+        feature: &PyReadonlyArray1<'py, i64>,
+        distance: &PyReadonlyArray1<'py, f64>,
+        normalized: bool,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let (feature, distance) = (column(feature, "feature")?, column(distance, "distance")?);
+        if feature.len() != distance.len() {
+            return Err(PyValueError::new_err(format!(
+                "feature and distance differ in length ({} and {})",
+                feature.len(),
+                distance.len()
+            )));
+        }
+        let n_features = self.feature_part.len() - 1;
+        if let Some(&f) = feature.iter().find(|&&f| f < 0 || f as u64 >= n_features as u64) {
+            return Err(PyIndexError::new_err(format!("feature {f} out of range (the index has {n_features})")));
+        }
+        let out = py.detach(|| {
+            feature
+                .iter()
+                .zip(distance)
+                .map(|(&f, &s)| {
+                    let f = f as usize;
+                    let s = if normalized { s * self.length(f) } else { s };
+                    self.point_at(f, s)
+                })
+                .collect::<Vec<_>>()
+        });
+        points_array(py, out)
+    }
+}
+
+enum Inner {
+    D2(Features<2>),
+    D3(Features<3>),
+}
+
+impl Inner {
+    fn dim(&self) -> usize {
+        match self {
+            Inner::D2(_) => 2,
+            Inner::D3(_) => 3,
+        }
+    }
+}
+
+/// Dispatches on the index's dimension.
+macro_rules! on_dim {
+    ($self:expr, $f:ident => $body:expr) => {
+        match &$self.inner {
+            Inner::D2($f) => $body,
+            Inner::D3($f) => $body,
+        }
+    };
+}
+
+/// The native half of `segdist.SegmentIndex`: see the Python class.
+#[pyclass(frozen, module = "segdist._segdist")]
+pub struct SegmentIndex {
+    inner: Inner,
+}
+
+fn vertices_of<const D: usize>(coords: &Bound<'_, PyAny>) -> PyResult<Vec<[f64; D]>> {
+    let arr: PyReadonlyArray2<f64> = coords.extract()?;
+    Ok(rows::<f64, D>(&arr, "coords")?.to_vec())
+}
+
+#[pymethods]
+impl SegmentIndex {
+    /// Builds from `coords` (`(V, D)` float64), `part_offsets` (the first
+    /// vertex of each part, then `V`) and `feature_offsets` (the first part
+    /// of each feature, then the number of parts): GeoArrow's
+    /// MultiLineString layout.
+    #[staticmethod]
+    fn build(
+        py: Python<'_>,
+        coords: &Bound<'_, PyAny>,
+        part_offsets: PyReadonlyArray1<'_, i64>,
+        feature_offsets: PyReadonlyArray1<'_, i64>,
+    ) -> PyResult<Self> {
+        let arr = coords.cast::<PyUntypedArray>()?;
+        if arr.ndim() != 2 {
+            return Err(PyValueError::new_err(format!(
+                "coords must have shape (N, 2) or (N, 3), got {:?}",
+                arr.shape()
+            )));
+        }
+        let (v, dim) = (arr.shape()[0], arr.shape()[1]);
+        let parts = offsets(column(&part_offsets, "part_offsets")?, v, "part_offsets")?;
+        let features = offsets(column(&feature_offsets, "feature_offsets")?, parts.len() - 1, "feature_offsets")?;
+        let inner = match dim {
+            2 => {
+                let verts = vertices_of::<2>(coords)?;
+                Inner::D2(py.detach(|| Features::build(verts, parts, features))?)
+            }
+            3 => {
+                let verts = vertices_of::<3>(coords)?;
+                Inner::D3(py.detach(|| Features::build(verts, parts, features))?)
+            }
+            _ => return Err(PyValueError::new_err(format!("coordinates must be 2-D or 3-D, got {dim}"))),
+        };
+        Ok(SegmentIndex { inner })
+    }
+
+    /// 2 or 3.
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    /// The number of segments.
+    fn __len__(&self) -> usize {
+        on_dim!(self, f => f.index.len())
+    }
+
+    /// The number of features.
+    #[getter]
+    fn n_features(&self) -> usize {
+        on_dim!(self, f => f.feature_part.len() - 1)
+    }
+
+    /// Bytes held: the index, and the vertices and lengths kept for
+    /// linear referencing.
+    #[getter]
+    fn memory_bytes(&self) -> usize {
+        on_dim!(self, f => f.index.memory_bytes()
+            + f.vertices.len() * 8 * self.inner.dim()
+            + (f.cum.len() + f.part_start.len() + f.feature_part.len()) * 8)
+    }
+
+    /// The length of every feature.
+    fn lengths<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        on_dim!(self, f => PyArray1::from_vec(py, (0..f.feature_part.len() - 1).map(|i| f.length(i)).collect()))
+    }
+
+    #[pyo3(signature = (points, max_distance = f64::INFINITY, threads = None))]
+    fn nearest<'py>(
+        &self,
+        py: Python<'py>,
+        points: PyReadonlyArray2<'py, f64>,
+        max_distance: f64,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        on_dim!(self, f => f.nearest(py, &points, max_distance, threads))
+    }
+
+    #[pyo3(signature = (points, k, max_distance = f64::INFINITY, threads = None))]
+    fn nearest_k<'py>(
+        &self,
+        py: Python<'py>,
+        points: PyReadonlyArray2<'py, f64>,
+        k: usize,
+        max_distance: f64,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let max = check_distance(max_distance, "max_distance")?;
+        on_dim!(self, f => f.many(py, &points, threads, |i, p| i.k_nearest_within(p, k, max)))
+    }
+
+    #[pyo3(signature = (points, radius, threads = None))]
+    fn within<'py>(
+        &self,
+        py: Python<'py>,
+        points: PyReadonlyArray2<'py, f64>,
+        radius: f64,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let radius = check_distance(radius, "radius")?;
+        on_dim!(self, f => f.many(py, &points, threads, |i, p| i.within(p, radius)))
+    }
+
+    #[pyo3(signature = (feature, distance, normalized = false))]
+    fn interpolate<'py>(
+        &self,
+        py: Python<'py>,
+        feature: PyReadonlyArray1<'py, i64>,
+        distance: PyReadonlyArray1<'py, f64>,
+        normalized: bool,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        on_dim!(self, f => f.interpolate(py, &feature, &distance, normalized))
+    }
+}
+
+/// The native half of `segdist.Polyline`: see the Python class.
+#[pyclass(frozen, module = "segdist._segdist")]
+pub struct Polyline {
+    inner: Inner,
+}
+
+#[pymethods]
+impl Polyline {
+    #[new]
+    fn new(py: Python<'_>, coords: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let arr = coords.cast::<PyUntypedArray>()?;
+        if arr.ndim() != 2 {
+            return Err(PyValueError::new_err(format!(
+                "coords must have shape (N, 2) or (N, 3), got {:?}",
+                arr.shape()
+            )));
+        }
+        let v = arr.shape()[0];
+        let (parts, features) = (vec![0, v], vec![0, 1]);
+        let inner = match arr.shape()[1] {
+            2 => {
+                let verts = vertices_of::<2>(coords)?;
+                Inner::D2(py.detach(|| Features::build(verts, parts, features))?)
+            }
+            3 => {
+                let verts = vertices_of::<3>(coords)?;
+                Inner::D3(py.detach(|| Features::build(verts, parts, features))?)
+            }
+            d => return Err(PyValueError::new_err(format!("coordinates must be 2-D or 3-D, got {d}"))),
+        };
+        Ok(Polyline { inner })
+    }
+
+    /// The length.
+    #[getter]
+    fn length(&self) -> f64 {
+        on_dim!(self, f => f.length(0))
+    }
+
+    /// The number of vertices.
+    fn __len__(&self) -> usize {
+        on_dim!(self, f => f.vertices.len())
+    }
+
+    #[pyo3(signature = (points, max_distance = f64::INFINITY, threads = None))]
+    fn locate<'py>(
+        &self,
+        py: Python<'py>,
+        points: PyReadonlyArray2<'py, f64>,
+        max_distance: f64,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        on_dim!(self, f => f.nearest(py, &points, max_distance, threads))
+    }
+
+    #[pyo3(signature = (distance, normalized = false))]
+    fn interpolate<'py>(
+        &self,
+        py: Python<'py>,
+        distance: PyReadonlyArray1<'py, f64>,
+        normalized: bool,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let n = column(&distance, "distance")?.len();
+        let feature = PyArray1::from_vec(py, vec![0i64; n]).readonly();
+        on_dim!(self, f => f.interpolate(py, &feature, &distance, normalized))
+    }
+}

@@ -1,0 +1,30 @@
+//! The native half of the `segdist` Python package (`segdist._segdist`).
+//!
+//! Python's `segdist/__init__.py` turns what users pass (lists, any dtype,
+//! any shape, shapely geometries) into what these functions take:
+//! C-contiguous `float64` or `float32` arrays of the right shape. The
+//! functions here check again (a wrong array raises `TypeError` or
+//! `ValueError`, never crashes), borrow the arrays without copying, release
+//! the GIL, and run the Rust library on all cores. Results are therefore
+//! the Rust library's, bit for bit.
+//!
+//! - [`kernels`]: one segment (or line) against many points, or many
+//!   (segment, point) pairs, over `segdist::batch`.
+//! - [`index`]: `SegmentIndex` and `Polyline`, over `segdist-index`.
+
+use pyo3::prelude::*;
+
+mod arrays;
+mod index;
+mod kernels;
+
+#[pymodule]
+fn _segdist(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(kernels::project, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::signed_distance, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::isa, m)?)?;
+    m.add_class::<index::SegmentIndex>()?;
+    m.add_class::<index::Polyline>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
