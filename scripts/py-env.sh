@@ -15,6 +15,6 @@ rm -rf "$VENV" "$WHEELS"
 "$PY" -m venv "$VENV"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r crates/segdist-py/requirements-test.txt
 
-echo "== building the wheel (maturin, release)"
+echo "== building the wheel (maturin, release)" >&2
 "$VENV/bin/maturin" build --release --locked --quiet -m crates/segdist-py/Cargo.toml -i "$VENV/bin/python" --out "$WHEELS"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "$WHEELS"/segdist-*.whl

@@ -219,3 +219,15 @@ def test_docstring_examples():
 
     result = doctest.testmod(segdist, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 40 and result.failed == 0
+
+
+def test_readme_python_examples_run():
+    # The README's ```python blocks are part of the documentation: they
+    # must run as written.
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})
