@@ -113,6 +113,9 @@ pub fn geodesic(a: [f64; 2], b: [f64; 2], p: [f64; 2]) -> Option<GeoProjection> 
         return None;
     }
     let (a, b, p) = (wrap(a), wrap(b), wrap(p));
+    if let Some(r) = crate::short::short(&a, &b, &p) {
+        return Some(r);
+    }
     let g = wgs84();
     let (s_ab, azi_a, _azi_b, _a12): (f64, f64, f64, f64) = g.inverse(a[1], a[0], b[1], b[0]);
     if s_ab == 0.0 {

@@ -16,19 +16,7 @@
 use rayon::prelude::*;
 use segdist_index::{Index, IndexBuilder};
 
-use crate::{geodesic, valid, GeoProjection};
-
-/// WGS84 semi-major axis (m) and flattening.
-const A: f64 = 6_378_137.0;
-const F: f64 = 1.0 / 298.257_223_563;
-
-/// Earth-centred coordinates (m) of `[lon, lat]` on the ellipsoid.
-fn ecef(p: &[f64; 2]) -> [f64; 3] {
-    let e2 = F * (2.0 - F);
-    let (lon, lat) = (p[0].to_radians(), p[1].to_radians());
-    let n = A / (1.0 - e2 * lat.sin() * lat.sin()).sqrt();
-    [n * lat.cos() * lon.cos(), n * lat.cos() * lon.sin(), n * (1.0 - e2) * lat.sin()]
-}
+use crate::{ecef, geodesic, valid, GeoProjection, A, F};
 
 /// How far a geodesic arc of length `s` can stray from its chord (m), with
 /// a margin for the rounding of the chord's coordinates.
@@ -235,10 +223,8 @@ impl GeoIndex {
         let id = |h: &GeoHit| (h.feature, h.part, h.segment);
         let bound = h0.projection.distance.min(max_distance);
         let r = self.reach(bound);
-        // Usually no other chord is that near: two nearest within r, cheap
-        // with so tight a limit, say so; otherwise all of them.
-        let few = self.chords.k_nearest_within(*q, 2, r);
-        let near = if few.len() < 2 { few } else { self.chords.within(*q, r) };
+        // Usually no other chord is that near (a tight radius: a cheap search).
+        let near = self.chords.within(*q, r);
         // The candidates but the one already evaluated, then that one.
         near.iter()
             .filter(|h| (h.feature, h.part, h.segment) != id(&h0))

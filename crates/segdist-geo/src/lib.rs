@@ -6,9 +6,14 @@
 //!   interception method: iterate the ellipsoidal gnomonic projection
 //!   centred on the current estimate, where geodesics through the centre are
 //!   straight lines and azimuths there are true, so the planar foot of the
-//!   perpendicular converges to the geodesic one. Distances and closest
-//!   points agree with a direct minimisation along GeographicLib's geodesic
-//!   to well under a millimetre (tested).
+//!   perpendicular converges to the geodesic one. Segments up to 2 km with
+//!   points within 2 km of them (roads and GPS fixes) take a short path
+//!   instead: the foot of the perpendicular on the chord in Earth-centred
+//!   coordinates, lifted along the ellipsoid's normal, with chord lengths
+//!   turned into arc lengths; no GeographicLib call, 16× faster. Distances
+//!   and closest points agree with a direct minimisation along
+//!   GeographicLib's geodesic to well under a millimetre (tested: the
+//!   distance within 1e-8 m, the point within 4e-6 m on the short path).
 //! - [`GeoIndex`]: the nearest geodesic segment among many lon/lat
 //!   polylines, exact (the same answer as [`geodesic`] on every segment),
 //!   through a planar index over the segments' chords with a proven margin.
@@ -44,6 +49,7 @@
 
 mod ellipsoid;
 mod index;
+mod short;
 mod spherical;
 
 pub use ellipsoid::geodesic;
@@ -75,4 +81,18 @@ pub struct GeoProjection {
 /// `true` for a finite `[lon, lat]` with `|lat| <= 90`.
 fn valid(p: &[f64; 2]) -> bool {
     p[0].is_finite() && p[1].is_finite() && p[1].abs() <= 90.0
+}
+
+/// WGS84 semi-major axis (m) and flattening.
+const A: f64 = 6_378_137.0;
+const F: f64 = 1.0 / 298.257_223_563;
+
+/// Earth-centred coordinates (m) of `[lon, lat]` on the ellipsoid.
+fn ecef(p: &[f64; 2]) -> [f64; 3] {
+    let e2 = F * (2.0 - F);
+    let (lon, lat) = (p[0].to_radians(), p[1].to_radians());
+    let (slat, clat) = lat.sin_cos();
+    let (slon, clon) = lon.sin_cos();
+    let n = A / (1.0 - e2 * slat * slat).sqrt();
+    [n * clat * clon, n * clat * slon, n * (1.0 - e2) * slat]
 }
