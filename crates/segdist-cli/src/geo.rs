@@ -29,7 +29,7 @@ impl GeoSnapper {
         let mut cum = Vec::with_capacity(v.len());
         for f in 0..lines.len() {
             for part in lines.parts(f) {
-                cum.extend(geodesic_lengths(&v[part]));
+                cum.extend(segdist_geo::geodesic_lengths(&v[part]));
             }
         }
         Ok(GeoSnapper { index, cum })
@@ -42,17 +42,15 @@ impl GeoSnapper {
     }
 }
 
-/// The geodesic distance along a lon/lat polyline of each vertex, metres.
-pub(crate) fn geodesic_lengths(vertices: &[[f64; 2]]) -> Vec<f64> {
-    segdist_index::cumulative(
-        vertices.windows(2).map(|w| segdist_geo::geodesic(w[0], w[0], w[1]).map_or(0.0, |r| r.distance)),
-    )
-}
-
-/// `(along, fraction)` of a hit on the line whose [`geodesic_lengths`] are
+/// `(along, fraction)` of a hit on the line whose [`segdist_geo::geodesic_lengths`] are
 /// `cum`.
-pub(crate) fn along(cum: &[f64], h: &GeoHit) -> (f64, f64) {
-    let along = (cum[h.segment] + h.projection.along).min(cum[h.segment + 1]);
+fn along(cum: &[f64], h: &GeoHit) -> (f64, f64) {
+    // As `GeoPolyline` does: the end vertex is where the lengths say.
+    let along = if h.projection.t == 1.0 {
+        cum[h.segment + 1]
+    } else {
+        (cum[h.segment] + h.projection.along).min(cum[h.segment + 1])
+    };
     (along, segdist_index::fraction(cum, along))
 }
 

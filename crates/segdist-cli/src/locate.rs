@@ -151,8 +151,8 @@ fn locate<const D: usize>(
     Ok(())
 }
 
-/// [`locate`] on longitude/latitude: each line's geodesic segments in a
-/// `GeoIndex`, lengths along it in metres.
+/// [`locate`] on longitude/latitude: each line a `GeoPolyline` (geodesic
+/// segments, lengths along it in metres).
 fn locate_geo(
     args: &LocateArgs,
     lines: &crate::geom::Lines,
@@ -165,26 +165,24 @@ fn locate_geo(
     let mut routes = Vec::with_capacity(chosen.len());
     for &f in chosen {
         let v = line_string::<2>(args, lines, f)?;
-        let index = segdist_geo::GeoIndex::from_polylines(std::slice::from_ref(&v))
+        let route = segdist_geo::GeoPolyline::new(&v)
             .map_err(|e| anyhow::anyhow!("{}: line {:?}: {e}", args.line.display(), lines.ids[f]))?;
-        routes.push((f, index, crate::geo::geodesic_lengths(&v)));
+        routes.push((f, route));
     }
     out.write_all(b"point_id,line_id,segment,t,along_m,fraction,distance_m,lon,lat\n")?;
     let mut buf = ryu::Buffer::new();
     while !chunk.is_empty() {
         crate::geom::check_latitudes(&points.name, &chunk)?;
         let pts: Vec<[f64; 2]> = chunk.iter().map(|p| [p.p[0], p.p[1]]).collect();
-        let located: Vec<_> = routes.iter().map(|(_, index, _)| index.nearest_many(&pts, max_distance)).collect();
+        let located: Vec<_> = routes.iter().map(|(_, route)| route.locate_many(&pts, max_distance)).collect();
         let mut w = csv::WriterBuilder::new().flexible(true).from_writer(Vec::new());
         for (i, pt) in chunk.iter().enumerate() {
-            for ((f, _, cum), l) in routes.iter().zip(&located) {
+            for ((f, _), l) in routes.iter().zip(&located) {
                 let mut rec = vec![pt.id.clone(), lines.ids[*f].clone()];
                 match l[i] {
-                    Some(h) => {
-                        let pr = h.projection;
-                        let (along, fraction) = crate::geo::along(cum, &h);
-                        rec.push(h.segment.to_string());
-                        for x in [pr.t, along, fraction, pr.distance, pr.point[0], pr.point[1]] {
+                    Some(at) => {
+                        rec.push(at.segment.to_string());
+                        for x in [at.t, at.along, at.fraction, at.distance, at.point[0], at.point[1]] {
                             rec.push(buf.format(x).to_string());
                         }
                     }

@@ -76,6 +76,14 @@ impl Gnomonic {
     }
 }
 
+/// The point `s` metres from `a` along the geodesic to `b` (`[lon, lat]`).
+pub(crate) fn point_along(a: [f64; 2], b: [f64; 2], s: f64) -> [f64; 2] {
+    let g = wgs84();
+    let (_s12, azi1, _azi2, _a12): (f64, f64, f64, f64) = g.inverse(a[1], a[0], b[1], b[0]);
+    let (lat, lon): (f64, f64) = g.direct(a[1], a[0], azi1, s);
+    wrap([lon, lat])
+}
+
 /// Distance (metres) between two `[lon, lat]` points.
 fn dist(p: &[f64; 2], q: &[f64; 2]) -> f64 {
     wgs84().inverse(p[1], p[0], q[1], q[0])

@@ -17,6 +17,9 @@
 //! - [`GeoIndex`]: the nearest geodesic segment among many lon/lat
 //!   polylines, exact (the same answer as [`geodesic`] on every segment),
 //!   through a planar index over the segments' chords with a proven margin.
+//! - [`GeoPolyline`]: linear referencing in metres along one lon/lat line
+//!   (`ST_LineLocatePoint` / `ST_LineInterpolatePoint` on `geography`), and
+//!   [`geodesic_lengths`] for callers with their own geometry.
 //! - [`sphere`]: on a sphere of radius [`MEAN_EARTH_RADIUS`] (or any), the
 //!   segment being the shorter great-circle arc: closed form, for speed and
 //!   for agreement with tools that use a sphere (haversine).
@@ -49,11 +52,13 @@
 
 mod ellipsoid;
 mod index;
+mod polyline;
 mod short;
 mod spherical;
 
 pub use ellipsoid::geodesic;
 pub use index::{GeoBuildError, GeoHit, GeoIndex};
+pub use polyline::{geodesic_lengths, GeoLocation, GeoPolyline};
 pub use spherical::{sphere, MEAN_EARTH_RADIUS};
 
 /// The closest point of a geographic segment to a query point.

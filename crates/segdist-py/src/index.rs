@@ -360,6 +360,34 @@ enum Inner {
 }
 
 impl Inner {
+    /// Features over `coords` (`(V, 2|3)` float64), their parts and
+    /// features given by `layout(V)` (offsets, checked).
+    fn new(
+        py: Python<'_>,
+        coords: &Bound<'_, PyAny>,
+        layout: impl FnOnce(usize) -> PyResult<(Vec<usize>, Vec<usize>)>,
+    ) -> PyResult<Self> {
+        let arr = coords.cast::<PyUntypedArray>()?;
+        if arr.ndim() != 2 {
+            return Err(PyValueError::new_err(format!(
+                "coords must have shape (N, 2) or (N, 3), got {:?}",
+                arr.shape()
+            )));
+        }
+        let (parts, features) = layout(arr.shape()[0])?;
+        Ok(match arr.shape()[1] {
+            2 => {
+                let verts = vertices_of::<2>(coords)?;
+                Inner::D2(py.detach(|| Features::build(verts, parts, features))?)
+            }
+            3 => {
+                let verts = vertices_of::<3>(coords)?;
+                Inner::D3(py.detach(|| Features::build(verts, parts, features))?)
+            }
+            d => return Err(PyValueError::new_err(format!("coordinates must be 2-D or 3-D, got {d}"))),
+        })
+    }
+
     fn dim(&self) -> usize {
         match self {
             Inner::D2(_) => 2,
@@ -402,27 +430,11 @@ impl SegmentIndex {
         part_offsets: PyReadonlyArray1<'_, i64>,
         feature_offsets: PyReadonlyArray1<'_, i64>,
     ) -> PyResult<Self> {
-        let arr = coords.cast::<PyUntypedArray>()?;
-        if arr.ndim() != 2 {
-            return Err(PyValueError::new_err(format!(
-                "coords must have shape (N, 2) or (N, 3), got {:?}",
-                arr.shape()
-            )));
-        }
-        let (v, dim) = (arr.shape()[0], arr.shape()[1]);
-        let parts = offsets(column(&part_offsets, "part_offsets")?, v, "part_offsets")?;
-        let features = offsets(column(&feature_offsets, "feature_offsets")?, parts.len() - 1, "feature_offsets")?;
-        let inner = match dim {
-            2 => {
-                let verts = vertices_of::<2>(coords)?;
-                Inner::D2(py.detach(|| Features::build(verts, parts, features))?)
-            }
-            3 => {
-                let verts = vertices_of::<3>(coords)?;
-                Inner::D3(py.detach(|| Features::build(verts, parts, features))?)
-            }
-            _ => return Err(PyValueError::new_err(format!("coordinates must be 2-D or 3-D, got {dim}"))),
-        };
+        let inner = Inner::new(py, coords, |v| {
+            let parts = offsets(column(&part_offsets, "part_offsets")?, v, "part_offsets")?;
+            let features = offsets(column(&feature_offsets, "feature_offsets")?, parts.len() - 1, "feature_offsets")?;
+            Ok((parts, features))
+        })?;
         Ok(SegmentIndex { inner })
     }
 
@@ -515,26 +527,7 @@ pub struct Polyline {
 impl Polyline {
     #[new]
     fn new(py: Python<'_>, coords: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let arr = coords.cast::<PyUntypedArray>()?;
-        if arr.ndim() != 2 {
-            return Err(PyValueError::new_err(format!(
-                "coords must have shape (N, 2) or (N, 3), got {:?}",
-                arr.shape()
-            )));
-        }
-        let v = arr.shape()[0];
-        let (parts, features) = (vec![0, v], vec![0, 1]);
-        let inner = match arr.shape()[1] {
-            2 => {
-                let verts = vertices_of::<2>(coords)?;
-                Inner::D2(py.detach(|| Features::build(verts, parts, features))?)
-            }
-            3 => {
-                let verts = vertices_of::<3>(coords)?;
-                Inner::D3(py.detach(|| Features::build(verts, parts, features))?)
-            }
-            d => return Err(PyValueError::new_err(format!("coordinates must be 2-D or 3-D, got {d}"))),
-        };
+        let inner = Inner::new(py, coords, |v| Ok((vec![0, v], vec![0, 1])))?;
         Ok(Polyline { inner })
     }
 
