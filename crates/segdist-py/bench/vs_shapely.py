@@ -91,11 +91,13 @@ def main() -> None:
     t = median_of(args.repeat, segdist=lambda: segdist.closest_point(a, b, xy))
     rows[-1]["segdist_closest_point_ns"] = t["segdist"] / n * 1e9
 
-    # 2. Nearest segment among 100k.
+    # 2. Nearest segment among 100k: PEERS.md's set (random segments of
+    # length 0.001-0.01 in the unit square, uniform points).
     k = 100_000 // scale
-    starts = r.uniform(0, 10_000, (k, 2))
-    ends = starts + r.normal(0, 30, (k, 2))
-    q = r.uniform(0, 10_000, (1_000_000 // scale, 2))
+    starts = r.random((k, 2))
+    length, angle = r.uniform(0.001, 0.01, k), r.uniform(0, 2 * np.pi, k)
+    ends = starts + np.stack([length * np.cos(angle), length * np.sin(angle)], axis=1)
+    q = r.random((1_000_000 // scale, 2))
     segs = shapely.linestrings(np.stack([starts, ends], axis=1))
     build_ours, index = timed(lambda: segdist.SegmentIndex.from_segments(starts, ends))
     build_theirs, tree = timed(lambda: shapely.STRtree(segs))
