@@ -213,16 +213,27 @@ impl GeoIndex {
         }
         let q = ecef(&p);
         let first = self.chords.nearest(q)?;
-        self.finish(&p, &q, &first, max_distance)
+        self.finish(&p, &q, &first, 0.0, max_distance)
     }
 
     /// The rest of a nearest query, given the segment with the nearest
-    /// chord.
-    fn finish(&self, p: &[f64; 2], q: &[f64; 3], first: &segdist_index::Hit<3>, max_distance: f64) -> Option<GeoHit> {
+    /// chord and a lower bound on every other chord's distance.
+    fn finish(
+        &self,
+        p: &[f64; 2],
+        q: &[f64; 3],
+        first: &segdist_index::Hit<3>,
+        runner_up: f64,
+        max_distance: f64,
+    ) -> Option<GeoHit> {
         let h0 = self.evaluate(p, first.feature, first.part, first.segment)?;
         let id = |h: &GeoHit| (h.feature, h.part, h.segment);
         let bound = h0.projection.distance.min(max_distance);
         let r = self.reach(bound);
+        // Every other chord farther than the reach: no other candidate.
+        if runner_up > r {
+            return Some(h0).filter(|h| h.projection.distance <= max_distance);
+        }
         // Usually no other chord is that near (a tight radius: a cheap search).
         let near = self.chords.within(*q, r);
         // The candidates but the one already evaluated, then that one.
@@ -310,12 +321,12 @@ impl GeoIndex {
         // The nearest chords through the planar batch search (curve order,
         // shared candidates), then each point on its own.
         let qs: Vec<[f64; 3]> = points.par_iter().map(|p| if valid(p) { ecef(p) } else { [f64::NAN; 3] }).collect();
-        let firsts = self.chords.nearest_many(&qs, &segdist_index::QueryOptions::default());
+        let firsts = self.chords.nearest_many_with_runner_up(&qs, &segdist_index::QueryOptions::default());
         points
             .par_iter()
             .zip(&qs)
             .zip(&firsts)
-            .map(|((p, q), first)| first.as_ref().and_then(|f| self.finish(p, q, f, max_distance)))
+            .map(|((p, q), first)| first.as_ref().and_then(|(f, up)| self.finish(p, q, f, *up, max_distance)))
             .collect()
     }
 

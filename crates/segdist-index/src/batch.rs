@@ -62,21 +62,52 @@ impl<const D: usize> Index<D> {
     /// ```
     #[must_use]
     pub fn nearest_many(&self, points: &[[f64; D]], opts: &QueryOptions) -> Vec<Option<crate::Hit<D>>> {
-        self.nearest_in_order(points, opts, &|f| self.hit(&f))
+        self.nearest_in_order(points, opts, &|f| self.hit(&f), false)
+    }
+
+    /// [`nearest_many`](Self::nearest_many), each answer with a lower bound
+    /// on the distance from its point to every *other* segment, found on
+    /// the way at no extra search (`0.0` where the batch did not establish
+    /// one: a query answered on its own, or a tie). Where the bound exceeds
+    /// the answer's distance, the nearest segment wins by at least the
+    /// difference: map matching's "is this snap ambiguous?", and how
+    /// `segdist-geo` skips most of its margin searches.
+    ///
+    /// ```
+    /// use segdist_index::{Index, QueryOptions};
+    ///
+    /// let index = Index::<2>::from_segments(&[[[0.0, 0.0], [10.0, 0.0]], [[0.0, 4.0], [10.0, 4.0]]])?;
+    /// let points: Vec<[f64; 2]> = (0..100).map(|i| [0.1 * i as f64, 1.0]).collect();
+    /// for (hit, runner_up) in index.nearest_many_with_runner_up(&points, &QueryOptions::default()).into_iter().flatten() {
+    ///     assert_eq!(hit.feature, 0);
+    ///     assert!(runner_up <= 3.0); // the other segment is 3 away
+    /// }
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn nearest_many_with_runner_up(
+        &self,
+        points: &[[f64; D]],
+        opts: &QueryOptions,
+    ) -> Vec<Option<(crate::Hit<D>, f64)>> {
+        self.nearest_in_order(points, opts, &|f| (self.hit(&f), f.runner_up), true)
     }
 
     /// Runs the coherent batch search; the results, mapped by `map`, in
     /// input order.
+    /// `runner_up`: also bound every other segment's distance (see
+    /// [`nearest_many_with_runner_up`](Self::nearest_many_with_runner_up)).
     pub(crate) fn nearest_in_order<R: Copy + Send + Sync>(
         &self,
         points: &[[f64; D]],
         opts: &QueryOptions,
         map: &(dyn Fn(Found<D>) -> R + Sync),
+        runner_up: bool,
     ) -> Vec<Option<R>> {
         // Positions are held as u32: beyond that, batch by batch.
         const MAX: usize = 1 << 31;
         if points.len() > MAX {
-            return points.chunks(MAX).flat_map(|part| self.nearest_in_order(part, opts, map)).collect();
+            return points.chunks(MAX).flat_map(|part| self.nearest_in_order(part, opts, map, runner_up)).collect();
         }
         if points.is_empty() {
             return Vec::new();
@@ -84,8 +115,8 @@ impl<const D: usize> Index<D> {
         // Every pass but the radix sort runs on all the workers.
         with_threads(
             opts.threads,
-            || self.nearest_sorted(points, opts, map, true),
-            || self.nearest_sorted(points, opts, map, false),
+            || self.nearest_sorted(points, opts, map, runner_up, true),
+            || self.nearest_sorted(points, opts, map, runner_up, false),
         )
     }
 
@@ -96,6 +127,7 @@ impl<const D: usize> Index<D> {
         points: &[[f64; D]],
         opts: &QueryOptions,
         map: &(dyn Fn(Found<D>) -> R + Sync),
+        runner_up: bool,
         par: bool,
     ) -> Vec<Option<R>> {
         let order = self.curve_order(points, par);
@@ -146,6 +178,7 @@ impl<const D: usize> Index<D> {
                         lo[k] = glo[k] - pad;
                         hi[k] = ghi[k] + pad;
                     }
+                    cands.reach = u;
                     // NaN or infinite: no finite box, search query by query.
                     lo.iter().chain(&hi).all(|c| c.is_finite())
                         && self.group_leaves(&lo, &hi, &mut leaves, GROUP_LEAVES, &mut scratch)
@@ -157,7 +190,7 @@ impl<const D: usize> Index<D> {
                 for p in group {
                     let f = match hint {
                         // (The group's box holds every finite point of it.)
-                        Some(_) if shared => self.nearest_in_group(p, opts.max_distance, &mut cands),
+                        Some(_) if shared => self.nearest_in_group(p, opts.max_distance, &mut cands, runner_up),
                         _ => self.nearest_found(p, opts.max_distance, hint, &mut scratch),
                     };
                     if let Some(f) = &f {

@@ -241,6 +241,9 @@ pub(crate) struct Found<const D: usize> {
     /// `(feature, local)` as one number: the id of the tie rule.
     pub(crate) id: u64,
     pub(crate) proj: Projection<f64, D>,
+    /// A lower bound on the distance from the query to every other segment
+    /// (`0` where none was established).
+    pub(crate) runner_up: f64,
 }
 
 impl<const D: usize> Found<D> {
@@ -307,11 +310,15 @@ pub(crate) struct Group<const D: usize> {
     m: f64,
     /// Per-query squared distances.
     d2: Vec<[f64; B]>,
+    /// Every segment left out is farther than this from every point of the
+    /// group's box (the padding of the box the candidates were gathered
+    /// from).
+    pub(crate) reach: f64,
 }
 
 impl<const D: usize> Default for Group<D> {
     fn default() -> Self {
-        Group { chunks: Vec::new(), slot: Vec::new(), count: 0, m: 0.0, d2: Vec::new() }
+        Group { chunks: Vec::new(), slot: Vec::new(), count: 0, m: 0.0, d2: Vec::new(), reach: 0.0 }
     }
 }
 
@@ -692,7 +699,13 @@ impl<const D: usize> Index<D> {
     /// plus `|t̃ − t|·|b − a|` (at most `16·u·M`, or `|b − a| < 2^-484` where
     /// `|b − a|²` underflows). `K_GROUP = 64·u` covers both with room.
     #[inline]
-    pub(crate) fn nearest_in_group(&self, p: &[f64; D], limit: f64, g: &mut Group<D>) -> Option<Found<D>> {
+    pub(crate) fn nearest_in_group(
+        &self,
+        p: &[f64; D],
+        limit: f64,
+        g: &mut Group<D>,
+        runner_up: bool,
+    ) -> Option<Found<D>> {
         if g.count == 0 || p.iter().any(|c| !c.is_finite()) {
             return None;
         }
@@ -709,7 +722,7 @@ impl<const D: usize> Index<D> {
         // lower = d̃ − K(M + d̃) − floor <= bound  ⟺  d̃ <= (bound + K·M + floor) / (1 − K).
         let cut = (bound * (1.0 + SLACK) + K_GROUP * m + E_FLOOR) / (1.0 - K_GROUP) * (1.0 + SLACK);
         let cut2 = cut * cut * (1.0 + SLACK);
-        let mut found: Option<Found<D>> = None;
+        let mut found: Option<(Found<D>, usize)> = None;
         for (i, d2) in g.d2.iter().enumerate() {
             let mut mask = 0u32;
             for c in 0..B {
@@ -721,14 +734,39 @@ impl<const D: usize> Index<D> {
                 // (A padding lane never passes; the guard keeps it so.)
                 let Some(&slot) = g.slot.get(c) else { continue };
                 let f = self.evaluate(p, slot);
-                if f.proj.distance <= limit && found.as_ref().is_none_or(|b| f.before(b)) {
-                    found = Some(f);
+                if f.proj.distance <= limit && found.as_ref().is_none_or(|(b, _)| f.before(b)) {
+                    found = Some((f, c));
                 }
             }
         }
-        found
+        let (mut f, lane) = found?;
+        if runner_up {
+            f.runner_up = runner_up_bound(g, lane);
+        }
+        Some(f)
     }
+}
 
+/// A lower bound on the distance from the query just scanned to every
+/// segment of the index but the one in `lane`: the least of the other
+/// candidates' lower bounds (the fast distance less its error bound) and
+/// the group's reach (segments not gathered are farther).
+fn runner_up_bound<const D: usize>(g: &mut Group<D>, lane: usize) -> f64 {
+    // The winner's lane out of the way, then a lane-wise minimum.
+    let saved = std::mem::replace(&mut g.d2[lane / B][lane % B], f64::INFINITY);
+    let mut least = [f64::INFINITY; B];
+    for d2 in &g.d2 {
+        for c in 0..B {
+            least[c] = fmin(least[c], d2[c]);
+        }
+    }
+    g.d2[lane / B][lane % B] = saved;
+    let d = least.iter().fold(f64::INFINITY, |a, &b| fmin(a, b)).sqrt();
+    let lower = if d.is_finite() { d - K_GROUP * (g.m + d) - E_FLOOR } else { f64::INFINITY };
+    (lower.min(g.reach) * (1.0 - SLACK)).max(0.0)
+}
+
+impl<const D: usize> Index<D> {
     /// An upper bound on the exact distance from `p` to the segment in
     /// `slot` (`+inf` where the fast kernel's bound is not trusted).
     #[inline]
@@ -824,7 +862,7 @@ impl<const D: usize> Index<D> {
         let seg = Segment::new(std::array::from_fn(|k| self.seg_a(k, i)), std::array::from_fn(|k| self.seg_b(k, i)));
         let t = &self.topology;
         let id = u64::from(t.feature[i] & !MULTI_PART) << 32 | u64::from(t.local[i]);
-        Found { slot, id, proj: seg.closest_point(*p) }
+        Found { slot, id, proj: seg.closest_point(*p), runner_up: 0.0 }
     }
 
     /// The k-nearest and radius searches: every candidate that survives the

@@ -80,10 +80,22 @@ fn check<const D: usize>(features: &Features<D>, queries: &[[f64; D]], radius: f
         same(&index.k_nearest_within(p, 3, radius), &inside[..inside.len().min(3)], "k_nearest_within", p);
     }
     for threads in [1, 2] {
-        let batch = index.nearest_many(queries, &QueryOptions { threads, ..Default::default() });
+        let opts = QueryOptions { threads, ..Default::default() };
+        let batch = index.nearest_many(queries, &opts);
         assert_eq!(batch.len(), queries.len());
         for ((b, s), p) in batch.iter().zip(&singles).zip(queries) {
             same(&b.iter().copied().collect::<Vec<_>>(), &s.iter().copied().collect::<Vec<_>>(), "nearest_many", *p);
+        }
+        // The runner-up bound never exceeds the second nearest segment's
+        // distance (every other segment's, ties and duplicates included).
+        let with = index.nearest_many_with_runner_up(queries, &opts);
+        for ((w, b), p) in with.iter().zip(&batch).zip(queries) {
+            assert_eq!(w.map(|(h, _)| bits(&h)), b.map(|h| bits(&h)), "nearest_many_with_runner_up at {p:?}");
+            if let Some((_, runner_up)) = w {
+                let all = all_hits(features, *p);
+                let second = all.get(1).map_or(f64::INFINITY, |h| h.distance);
+                assert!(*runner_up >= 0.0 && *runner_up <= second, "runner-up {runner_up} > {second} at {p:?}");
+            }
         }
     }
 }
@@ -252,6 +264,19 @@ fn extreme_magnitudes_match_brute_force() {
     features.extend(uniform_segments::<2>(&mut r, 200, 1e250, 1e248));
     let q = queries(&mut r, &features, 200, 1e-200);
     check(&features, &q, 1e-201);
+}
+
+#[test]
+fn runner_up_bounds_are_useful_where_answers_are_clear() {
+    // Uniform queries over uniform segments: most answers win by a clear
+    // margin, and the bound says so for most of them.
+    let mut r = rng(12);
+    let features = uniform_segments::<2>(&mut r, 20_000, 1.0, 0.01);
+    let index = build(&features);
+    let q: Vec<[f64; 2]> = (0..20_000).map(|_| point(&mut r, 1.0)).collect();
+    let with = index.nearest_many_with_runner_up(&q, &QueryOptions::default());
+    let clear = with.iter().flatten().filter(|(h, up)| *up > h.distance).count();
+    assert!(clear * 10 >= q.len() * 7, "only {clear} of {} certified", q.len());
 }
 
 #[test]
