@@ -13,6 +13,30 @@ fn unit(p: &[f64; 2]) -> V {
     [lat.cos() * lon.cos(), lat.cos() * lon.sin(), lat.sin()]
 }
 
+/// `unit(b) − unit(a)`, accurate to the last bits of its own size even
+/// for vertices a metre apart (the plain difference of two rounded unit
+/// vectors keeps only `1e-16 / |b − a|` of it): sum-to-product forms of
+/// the coordinate differences, from the longitude difference taken the
+/// short way round.
+fn chord(a: &[f64; 2], b: &[f64; 2]) -> V {
+    let mut dlon = b[0] - a[0];
+    if dlon > 180.0 {
+        dlon -= 360.0;
+    } else if dlon < -180.0 {
+        dlon += 360.0;
+    }
+    let dlat = b[1] - a[1];
+    let (lon_a, lat_a) = (a[0].to_radians(), a[1].to_radians());
+    let (hl, hp) = ((dlon / 2.0).to_radians(), (dlat / 2.0).to_radians());
+    let (mid_lon, mid_lat) = (lon_a + hl, lat_a + hp);
+    let (s_hl, s_hp) = (hl.sin(), hp.sin());
+    let (cos_lon_diff, sin_lon_diff) = (-2.0 * mid_lon.sin() * s_hl, 2.0 * mid_lon.cos() * s_hl);
+    let (cos_lat_diff, sin_lat_diff) = (-2.0 * mid_lat.sin() * s_hp, 2.0 * mid_lat.cos() * s_hp);
+    let cos_lat_b = b[1].to_radians().cos();
+    let (s_la, c_la) = lon_a.sin_cos();
+    [cos_lat_b * cos_lon_diff + cos_lat_diff * c_la, cos_lat_b * sin_lon_diff + cos_lat_diff * s_la, sin_lat_diff]
+}
+
 fn dot(a: &V, b: &V) -> f64 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
@@ -55,7 +79,9 @@ pub fn sphere(a: [f64; 2], b: [f64; 2], p: [f64; 2], radius: f64) -> Option<GeoP
     }
     let (va, vb, vp) = (unit(&a), unit(&b), unit(&p));
     let ab = angle(&va, &vb);
-    let n = cross(&va, &vb);
+    // a × b = a × (b − a), with b − a accurate: the plane of a short arc
+    // to full precision.
+    let n = cross(&va, &chord(&a, &b));
     let nn = norm(&n);
     let at =
         |q: &V, t: f64| GeoProjection { point: lonlat(q), t, along: radius * t * ab, distance: radius * angle(&vp, q) };
