@@ -45,12 +45,7 @@ impl GeoSnapper {
 /// `(along, fraction)` of a hit on the line whose [`segdist_geo::geodesic_lengths`] are
 /// `cum`.
 fn along(cum: &[f64], h: &GeoHit) -> (f64, f64) {
-    // As `GeoPolyline` does: the end vertex is where the lengths say.
-    let along = if h.projection.t == 1.0 {
-        cum[h.segment + 1]
-    } else {
-        (cum[h.segment] + h.projection.along).min(cum[h.segment + 1])
-    };
+    let along = segdist_geo::along_line(cum, h.segment, &h.projection);
     (along, segdist_index::fraction(cum, along))
 }
 

@@ -58,7 +58,7 @@ mod spherical;
 
 pub use ellipsoid::geodesic;
 pub use index::{GeoBuildError, GeoHit, GeoIndex};
-pub use polyline::{geodesic_lengths, GeoLocation, GeoPolyline};
+pub use polyline::{along_line, geodesic_lengths, GeoLocation, GeoPolyline};
 pub use spherical::{sphere, MEAN_EARTH_RADIUS};
 
 /// The closest point of a geographic segment to a query point.
@@ -100,4 +100,26 @@ fn ecef(p: &[f64; 2]) -> [f64; 3] {
     let (slon, clon) = lon.sin_cos();
     let n = A / (1.0 - e2 * slat * slat).sqrt();
     [n * clat * clon, n * clat * slon, n * (1.0 - e2) * slat]
+}
+
+/// 3-vectors (Earth-centred coordinates, unit vectors), for the short path
+/// and the sphere.
+mod vec3 {
+    pub(crate) type V = [f64; 3];
+
+    pub(crate) fn sub(x: &V, y: &V) -> V {
+        [x[0] - y[0], x[1] - y[1], x[2] - y[2]]
+    }
+
+    pub(crate) fn dot(x: &V, y: &V) -> f64 {
+        x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
+    }
+
+    pub(crate) fn cross(a: &V, b: &V) -> V {
+        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    }
+
+    pub(crate) fn norm(x: &V) -> f64 {
+        dot(x, x).sqrt()
+    }
 }

@@ -4,7 +4,7 @@
 //! of PostGIS's `ST_LineLocatePoint` / `ST_LineInterpolatePoint` on
 //! `geography`.
 
-use crate::{geodesic, GeoBuildError, GeoHit, GeoIndex};
+use crate::{geodesic, GeoBuildError, GeoHit, GeoIndex, GeoProjection};
 
 /// A lon/lat polyline prepared for linear referencing in metres.
 ///
@@ -72,6 +72,29 @@ pub fn geodesic_lengths(vertices: &[[f64; 2]]) -> Vec<f64> {
     segdist_index::cumulative(vertices.windows(2).map(|w| geodesic(w[0], w[0], w[1]).map_or(0.0, |r| r.distance)))
 }
 
+/// The distance along a line (metres) of `projection`, a projection onto
+/// its segment `segment`, from the line's [`geodesic_lengths`] `cum`: the
+/// end vertex where the lengths put it, never past the segment's end. For
+/// callers that keep their own geometry, as [`geodesic_lengths`].
+///
+/// ```
+/// let line = [[0.0, 0.0], [0.01, 0.0], [0.02, 0.0]];
+/// let cum = segdist_geo::geodesic_lengths(&line);
+/// let r = segdist_geo::geodesic(line[1], line[2], [0.015, 0.001]).unwrap();
+/// assert!((segdist_geo::along_line(&cum, 1, &r) - 1.5 * cum[1]).abs() < 1e-6);
+/// ```
+///
+/// # Panics
+/// If `segment + 1` is not an index of `cum` (a segment of another line).
+#[must_use]
+pub fn along_line(cum: &[f64], segment: usize, projection: &GeoProjection) -> f64 {
+    if projection.t == 1.0 {
+        cum[segment + 1]
+    } else {
+        (cum[segment] + projection.along).min(cum[segment + 1])
+    }
+}
+
 impl GeoPolyline {
     /// A polyline through `[lon, lat]` vertices (at least two).
     ///
@@ -136,14 +159,9 @@ impl GeoPolyline {
     }
 
     fn location(&self, h: &GeoHit) -> GeoLocation {
-        let i = h.segment;
-        let along = if h.projection.t == 1.0 {
-            self.cum[i + 1]
-        } else {
-            (self.cum[i] + h.projection.along).min(self.cum[i + 1])
-        };
+        let along = along_line(&self.cum, h.segment, &h.projection);
         GeoLocation {
-            segment: i,
+            segment: h.segment,
             t: h.projection.t,
             point: h.projection.point,
             distance: h.projection.distance,

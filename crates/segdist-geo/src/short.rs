@@ -23,6 +23,7 @@
 //! cosines and arctangents instead of the seven or so geodesic problems of
 //! the interception: 180 ns a query against 2.9 µs.
 
+use crate::vec3::{dot, norm, sub};
 use crate::{ecef, GeoProjection, A, F};
 
 /// The largest chord (m) of a segment, and distance (m) of a point from
@@ -37,18 +38,6 @@ const R: f64 = crate::MEAN_EARTH_RADIUS;
 /// The geodesic length of a chord `c` of at most a few kilometres.
 fn arc(c: f64) -> f64 {
     c + c * c * c / (24.0 * R * R)
-}
-
-fn sub(x: &[f64; 3], y: &[f64; 3]) -> [f64; 3] {
-    [x[0] - y[0], x[1] - y[1], x[2] - y[2]]
-}
-
-fn dot(x: &[f64; 3], y: &[f64; 3]) -> f64 {
-    x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
-}
-
-fn norm(x: &[f64; 3]) -> f64 {
-    dot(x, x).sqrt()
 }
 
 /// `[lon, lat]` (degrees) of the point of the ellipsoid whose normal passes

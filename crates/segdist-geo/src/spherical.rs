@@ -1,12 +1,11 @@
 //! Great-circle arcs on a sphere: closed form with unit vectors.
 
+use crate::vec3::{cross, dot, norm, V};
 use crate::{valid, GeoProjection};
 
 /// The mean radius of the Earth, `(2a + b) / 3` of WGS84, in metres (the IUGG
 /// value most haversine code uses).
 pub const MEAN_EARTH_RADIUS: f64 = 6_371_008.771_415;
-
-type V = [f64; 3];
 
 fn unit(p: &[f64; 2]) -> V {
     let (lon, lat) = (p[0].to_radians(), p[1].to_radians());
@@ -35,18 +34,6 @@ fn chord(a: &[f64; 2], b: &[f64; 2]) -> V {
     let cos_lat_b = b[1].to_radians().cos();
     let (s_la, c_la) = lon_a.sin_cos();
     [cos_lat_b * cos_lon_diff + cos_lat_diff * c_la, cos_lat_b * sin_lon_diff + cos_lat_diff * s_la, sin_lat_diff]
-}
-
-fn dot(a: &V, b: &V) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
-fn cross(a: &V, b: &V) -> V {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-
-fn norm(a: &V) -> f64 {
-    dot(a, a).sqrt()
 }
 
 /// The angle between two unit vectors, accurate at every size (atan2 of
