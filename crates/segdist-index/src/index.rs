@@ -666,21 +666,37 @@ impl<const D: usize> Index<D> {
         g.slot.clear();
         let mut m = lo.iter().chain(hi).fold(0.0f64, |m, c| m.max(c.abs()));
         for &j in leaves {
-            let base = j as usize * B;
-            for i in base..(base + B).min(self.len) {
-                let (a, b): ([f64; D], [f64; D]) =
-                    (std::array::from_fn(|k| self.seg_a(k, i)), std::array::from_fn(|k| self.seg_b(k, i)));
-                if (0..D).all(|k| fmin(a[k], b[k]) <= hi[k] && fmax(a[k], b[k]) >= lo[k]) {
-                    if g.slot.len() == cap {
-                        return false;
-                    }
-                    let ab: [f64; D] = std::array::from_fn(|k| b[k] - a[k]);
-                    let l: f64 = ab.iter().map(|c| c * c).sum();
-                    for k in 0..D {
-                        m = m.max(a[k].abs()).max(b[k].abs());
-                    }
-                    g.push(a, ab, if l > 0.0 { 1.0 / l } else { 0.0 }, i as u32);
+            let j = j as usize;
+            let base = j * B;
+            let leaf = &self.leaves[j];
+            // Which of the leaf's segments have a box meeting `[lo, hi]`: all
+            // eight lanes at once, branch-free (most fail, unpredictably).
+            let mut meets = [true; B];
+            for k in 0..D {
+                for c in 0..B {
+                    let (x, y) = (leaf.lo[k][c], leaf.hi[k][c]);
+                    meets[c] &= (fmin(x, y) <= hi[k]) & (fmax(x, y) >= lo[k]);
                 }
+            }
+            let mut mask = 0u32;
+            for (c, &ok) in meets.iter().enumerate().take(self.len - base) {
+                mask |= u32::from(ok) << c;
+            }
+            while mask != 0 {
+                let c = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                if g.slot.len() == cap {
+                    return false;
+                }
+                let a: [f64; D] = std::array::from_fn(|k| leaf.lo[k][c]);
+                let b: [f64; D] = std::array::from_fn(|k| leaf.hi[k][c]);
+                let ab: [f64; D] = std::array::from_fn(|k| b[k] - a[k]);
+                let l: f64 = ab.iter().map(|c| c * c).sum();
+                for k in 0..D {
+                    // (Coordinates in the index are finite: no NaN here.)
+                    m = fmax(fmax(m, a[k].abs()), b[k].abs());
+                }
+                g.push(a, ab, if l > 0.0 { 1.0 / l } else { 0.0 }, (base + c) as u32);
             }
         }
         g.m = m;

@@ -296,6 +296,24 @@ fn batches_match_single_queries_over_several_chunks() {
     assert!(want.iter().any(Option::is_none) && want.iter().any(Option::is_some));
 }
 
+/// The last leaf's unused lanes hold padding segments at the origin: with
+/// the real segments away from it and the queries around it, a search that
+/// let one in would answer with a segment that does not exist.
+#[test]
+fn padding_lanes_are_never_answers() {
+    // 11 segments: the second leaf of eight has five padding lanes.
+    let features: Features<2> = (0..11).map(|i| vec![vec![[-1.0, 1.0 + 0.01 * i as f64], [1.0, 1.0]]]).collect();
+    let index = build(&features);
+    let q: Vec<[f64; 2]> = (0..400).map(|i| [0.01 * (i % 20) as f64 - 0.1, 0.01 * (i / 20) as f64 - 0.1]).collect();
+    for threads in [1, 2] {
+        let got = index.nearest_many(&q, &QueryOptions { threads, ..Default::default() });
+        for (p, h) in q.iter().zip(&got) {
+            let want = all_hits(&features, *p)[0];
+            assert_eq!(h.map(|h| bits(&h)), Some(bits(&want)), "at {p:?}");
+        }
+    }
+}
+
 #[test]
 fn non_finite_input_is_rejected_with_its_position() {
     let mut b = IndexBuilder::<3>::new();
