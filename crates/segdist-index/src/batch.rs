@@ -4,7 +4,8 @@
 
 use rayon::prelude::*;
 
-use crate::index::{Found, Group, Index, Scratch};
+use crate::index::{Found, Group, Index, Scratch, Want};
+use crate::Hit;
 
 /// Options of the batch queries ([`Index::nearest_many`],
 /// [`Polyline::locate_many`](crate::Polyline::locate_many)).
@@ -130,13 +131,7 @@ impl<const D: usize> Index<D> {
         runner_up: bool,
         par: bool,
     ) -> Vec<Option<R>> {
-        let order = self.curve_order(points, par);
-        // The points in curve order, gathered in one pass: loads that do
-        // not wait on each other, where the searches would take each one's
-        // cache miss in turn.
-        let gather = |&i: &u32| points[i as usize];
-        let sorted: Vec<[f64; D]> =
-            if par { order.par_iter().map(gather).collect() } else { order.iter().map(gather).collect() };
+        let (order, sorted) = self.in_curve_order(points, par);
         let run = |(chunk, out): (&[[f64; D]], &mut [Option<R>])| {
             let mut scratch = Scratch::default();
             let mut leaves = Vec::with_capacity(GROUP_LEAVES);
@@ -155,34 +150,9 @@ impl<const D: usize> Index<D> {
                 // query, so it is a segment whose box meets the box around
                 // those balls, in a leaf that meets it too.
                 let shared = hint.is_some_and(|h| {
-                    let (mut glo, mut ghi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
-                    for p in group {
-                        for k in 0..D {
-                            glo[k] = glo[k].min(p[k]);
-                            ghi[k] = ghi[k].max(p[k]);
-                        }
-                    }
-                    // The distance to a segment is convex, so over the
-                    // group's box it peaks at a corner: one bound for all.
-                    let mut u = 0.0f64;
-                    for corner in 0..1usize << D {
-                        let c: [f64; D] = std::array::from_fn(|k| if corner >> k & 1 == 0 { glo[k] } else { ghi[k] });
-                        u = u.max(self.upper_bound(&c, h));
-                    }
-                    let u = u.min(opts.max_distance) * (1.0 + 1e-12);
-                    let (mut lo, mut hi) = ([0.0; D], [0.0; D]);
-                    for k in 0..D {
-                        // Widened by a relative 1e-15 of the coordinates:
-                        // the box must hold the balls despite rounding.
-                        let pad = u + glo[k].abs().max(ghi[k].abs()) * 1e-15;
-                        lo[k] = glo[k] - pad;
-                        hi[k] = ghi[k] + pad;
-                    }
-                    cands.reach = u;
-                    // NaN or infinite: no finite box, search query by query.
-                    lo.iter().chain(&hi).all(|c| c.is_finite())
-                        && self.group_leaves(&lo, &hi, &mut leaves, GROUP_LEAVES, &mut scratch)
-                        && self.gather(&lo, &hi, &leaves, GROUP_SEGMENTS, &mut cands)
+                    let bbox = bounding_box(group);
+                    let u = self.reach(&bbox, &[h]).min(opts.max_distance);
+                    self.share(&bbox, u, &mut leaves, &mut cands, &mut scratch)
                 });
                 if hint.is_some() {
                     size = if shared { (size * 2).min(GROUP) } else { (size / 2).max(1) };
@@ -223,6 +193,186 @@ impl<const D: usize> Index<D> {
         }
     }
 
+    /// The `k` nearest segments to every point (each list nearest first,
+    /// ties by lowest id), in input order: the same answers as
+    /// [`k_nearest_within`](Self::k_nearest_within) point by point, bit for
+    /// bit. Coherent like [`nearest_many`](Self::nearest_many): a group of
+    /// neighbouring points shares one walk down the tree, bounded by the
+    /// previous point's `k` answers, and the fast kernel scans the group's
+    /// candidates for all of them at once.
+    ///
+    /// ```
+    /// use segdist_index::{Index, QueryOptions};
+    ///
+    /// let index = Index::<2>::from_segments(&[
+    ///     [[0.0, 0.0], [10.0, 0.0]],
+    ///     [[0.0, 4.0], [10.0, 4.0]],
+    ///     [[0.0, 9.0], [10.0, 9.0]],
+    /// ])?;
+    /// let hits = index.k_nearest_many(&[[1.0, 1.0], [5.0, 8.0]], 2, &QueryOptions::default());
+    /// assert_eq!(hits[0].iter().map(|h| h.feature).collect::<Vec<_>>(), [0, 1]);
+    /// assert_eq!(hits[1].iter().map(|h| h.feature).collect::<Vec<_>>(), [2, 1]);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn k_nearest_many(&self, points: &[[f64; D]], k: usize, opts: &QueryOptions) -> Vec<Vec<Hit<D>>> {
+        if k == 0 {
+            return vec![Vec::new(); points.len()];
+        }
+        self.search_many(points, Want::Nearest(k), opts.max_distance, opts.threads)
+    }
+
+    /// Every segment within `radius` of every point (each list nearest
+    /// first, ties by lowest id), in input order: the same answers as
+    /// [`within`](Self::within) point by point, bit for bit, a group of
+    /// neighbouring points sharing one walk down the tree and one scan.
+    /// `opts.max_distance` lowers the radius further if smaller.
+    ///
+    /// ```
+    /// use segdist_index::{Index, QueryOptions};
+    ///
+    /// let index = Index::<2>::from_segments(&[[[0.0, 0.0], [10.0, 0.0]], [[0.0, 4.0], [10.0, 4.0]]])?;
+    /// let hits = index.within_many(&[[1.0, 1.0], [5.0, 2.0]], 2.0, &QueryOptions::default());
+    /// assert_eq!(hits[0].len(), 1);
+    /// assert_eq!(hits[1].iter().map(|h| h.distance).collect::<Vec<_>>(), [2.0, 2.0]);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn within_many(&self, points: &[[f64; D]], radius: f64, opts: &QueryOptions) -> Vec<Vec<Hit<D>>> {
+        let limit = if radius.is_nan() { radius } else { radius.min(opts.max_distance) };
+        self.search_many(points, Want::All, limit, opts.threads)
+    }
+
+    /// The coherent k-nearest or radius search, in input order.
+    fn search_many(&self, points: &[[f64; D]], want: Want, limit: f64, threads: usize) -> Vec<Vec<Hit<D>>> {
+        const MAX: usize = 1 << 31;
+        if points.len() > MAX {
+            return points.chunks(MAX).flat_map(|part| self.search_many(part, want, limit, threads)).collect();
+        }
+        if points.is_empty() {
+            return Vec::new();
+        }
+        with_threads(
+            threads,
+            || self.search_sorted(points, want, limit, true),
+            || self.search_sorted(points, want, limit, false),
+        )
+    }
+
+    /// [`search_many`](Self::search_many) on the current rayon pool (`par`)
+    /// or the calling thread.
+    fn search_sorted(&self, points: &[[f64; D]], want: Want, limit: f64, par: bool) -> Vec<Vec<Hit<D>>> {
+        let (order, sorted) = self.in_curve_order(points, par);
+        let run = |(chunk, out): (&[[f64; D]], &mut [Vec<Hit<D>>])| {
+            let mut scratch = Scratch::default();
+            let mut leaves = Vec::with_capacity(GROUP_LEAVES);
+            let mut cands = Group::default();
+            // The previous point's answers: the k nearest bound the next
+            // group's search.
+            let mut prev: Vec<u32> = Vec::new();
+            let mut next = 0;
+            let mut size = GROUP;
+            let mut rest = chunk;
+            while !rest.is_empty() {
+                let (group, tail) = rest.split_at(size.min(rest.len()));
+                rest = tail;
+                let bbox = bounding_box(group);
+                // How far the answers of any point of the group's box can
+                // be: the radius, or (k nearest) the farthest of the
+                // previous point's k answers.
+                let reach = match want {
+                    Want::All => Some(limit),
+                    Want::Nearest(k) if prev.len() == k => Some(self.reach(&bbox, &prev).min(limit)),
+                    Want::Nearest(_) => None,
+                };
+                let shared = reach.is_some_and(|u| self.share(&bbox, u, &mut leaves, &mut cands, &mut scratch));
+                if reach.is_some() {
+                    size = if shared { (size * 2).min(GROUP) } else { (size / 2).max(1) };
+                }
+                for p in group {
+                    let found = if shared {
+                        self.search_in_group(p, want, limit, &mut cands, &mut scratch)
+                    } else {
+                        self.search(p, want, limit, &mut scratch)
+                    };
+                    if let Want::Nearest(_) = want {
+                        prev.clear();
+                        prev.extend(found.iter().map(|f| f.slot));
+                    }
+                    out[next] = found.iter().map(|f| self.hit(f)).collect();
+                    next += 1;
+                }
+            }
+        };
+        let mut results: Vec<Vec<Hit<D>>> = vec![Vec::new(); sorted.len()];
+        if par {
+            sorted.par_chunks(CHUNK).zip(results.par_chunks_mut(CHUNK)).for_each(run);
+        } else {
+            run((&sorted, &mut results));
+        }
+        // Back to input order: moving each list (three words) into place.
+        let mut back: Vec<Vec<Hit<D>>> = vec![Vec::new(); results.len()];
+        for (hits, &o) in results.into_iter().zip(&order) {
+            back[o as usize] = hits;
+        }
+        back
+    }
+
+    /// The points in curve order, gathered in one pass (loads that do not
+    /// wait on each other, where the searches would take each one's cache
+    /// miss in turn), and the order itself.
+    fn in_curve_order(&self, points: &[[f64; D]], par: bool) -> (Vec<u32>, Vec<[f64; D]>) {
+        let order = self.curve_order(points, par);
+        let gather = |&i: &u32| points[i as usize];
+        let sorted = if par { order.par_iter().map(gather).collect() } else { order.iter().map(gather).collect() };
+        (order, sorted)
+    }
+
+    /// An upper bound on the distance from every point of `bbox` to every
+    /// segment in `slots`: distance to a segment is convex, so over a box it
+    /// peaks at a corner.
+    fn reach(&self, bbox: &([f64; D], [f64; D]), slots: &[u32]) -> f64 {
+        let (glo, ghi) = bbox;
+        let mut u = 0.0f64;
+        for corner in 0..1usize << D {
+            let c: [f64; D] = std::array::from_fn(|k| if corner >> k & 1 == 0 { glo[k] } else { ghi[k] });
+            for &slot in slots {
+                u = u.max(self.upper_bound(&c, slot));
+            }
+        }
+        u
+    }
+
+    /// Gathers into `cands` every segment within `u` of some point of
+    /// `bbox` (the group's candidates: every answer lies within `u` of its
+    /// query, so it is a segment whose box meets the box around those
+    /// balls, in a leaf that meets it too); `false` when there are too many,
+    /// or the box is not finite: then the group searches query by query.
+    fn share(
+        &self,
+        bbox: &([f64; D], [f64; D]),
+        u: f64,
+        leaves: &mut Vec<u32>,
+        cands: &mut Group<D>,
+        scratch: &mut Scratch,
+    ) -> bool {
+        let (glo, ghi) = bbox;
+        let u = u * (1.0 + 1e-12);
+        let (mut lo, mut hi) = ([0.0; D], [0.0; D]);
+        for k in 0..D {
+            // Widened by a relative 1e-15 of the coordinates: the box must
+            // hold the balls despite rounding.
+            let pad = u + glo[k].abs().max(ghi[k].abs()) * 1e-15;
+            lo[k] = glo[k] - pad;
+            hi[k] = ghi[k] + pad;
+        }
+        cands.reach = u;
+        // NaN or infinite: no finite box.
+        lo.iter().chain(&hi).all(|c| c.is_finite())
+            && self.group_leaves(&lo, &hi, leaves, GROUP_LEAVES, scratch)
+            && self.gather(&lo, &hi, leaves, GROUP_SEGMENTS, cands)
+    }
+
     /// Input positions sorted by the curve key of their point, the curve
     /// cut to about one cell per point: a stable radix sort on that key.
     fn curve_order(&self, points: &[[f64; D]], par: bool) -> Vec<u32> {
@@ -238,6 +388,18 @@ impl<const D: usize> Index<D> {
         radix_sort_high(&mut keyed, bits);
         keyed.into_iter().map(|k| k as u32).collect()
     }
+}
+
+/// The bounding box of the finite coordinates of `points`.
+fn bounding_box<const D: usize>(points: &[[f64; D]]) -> ([f64; D], [f64; D]) {
+    let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
+    for p in points {
+        for k in 0..D {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    (lo, hi)
 }
 
 /// Sorts `v` stably by bits `32..32 + bits` (a key above 32-bit positions),

@@ -422,7 +422,7 @@ fn fmin(a: f64, b: f64) -> f64 {
 
 /// What a search looks for.
 #[derive(Clone, Copy)]
-enum Want {
+pub(crate) enum Want {
     /// The `k` nearest within the limit.
     Nearest(usize),
     /// Everything within the limit.
@@ -883,18 +883,96 @@ impl<const D: usize> Index<D> {
 
     /// The k-nearest and radius searches: every candidate that survives the
     /// final bound, evaluated and ranked.
-    fn search(&self, p: &[f64; D], want: Want, limit: f64, s: &mut Scratch) -> Vec<Found<D>> {
+    pub(crate) fn search(&self, p: &[f64; D], want: Want, limit: f64, s: &mut Scratch) -> Vec<Found<D>> {
         let Some(st) = self.traverse(p, want, limit, None, s) else {
             return Vec::new();
         };
-        let cut = st.bound * (1.0 + SLACK);
+        self.rank(p, want, limit, st.bound, s)
+    }
+
+    /// [`search`](Self::search) among a group's candidates, which must hold
+    /// every segment that can be in the answer (see `gather`): for `k`
+    /// nearest, at least `k` segments within the group bound of `p`; for a
+    /// radius, every segment within it. The fast scan of all candidates at
+    /// once stands in for the walk down the tree.
+    pub(crate) fn search_in_group(
+        &self,
+        p: &[f64; D],
+        want: Want,
+        limit: f64,
+        g: &mut Group<D>,
+        s: &mut Scratch,
+    ) -> Vec<Found<D>> {
+        if g.count == 0 || p.iter().any(|c| !c.is_finite()) || limit.is_nan() || limit < 0.0 {
+            return Vec::new();
+        }
+        scan_group(g, p);
+        let m = g.m;
+        s.cands.clear();
+        let mut bound = limit;
+        if let Want::Nearest(k) = want {
+            // The k-th smallest scanned d² (the upper bound grows with it):
+            // a sorted list of the k least, most lanes rejected by one
+            // compare with its last.
+            let least = &mut s.uppers;
+            least.clear();
+            // The group's reach bounds the distance of k segments from every
+            // point of its box (the searches that set it make it so): their
+            // scanned d² lies below its rounded-up square, and no lane above
+            // it needs a look.
+            let r = g.reach;
+            let mut kth = ((r + K_GROUP * (m + r) + E_FLOOR) * (1.0 + SLACK)).powi(2) * (1.0 + SLACK);
+            for (i, d2) in g.d2.iter().enumerate() {
+                for (c, &d2) in d2.iter().enumerate() {
+                    if d2 < kth && i * B + c < g.count {
+                        let at = least.partition_point(|&u| u <= d2);
+                        least.insert(at, d2);
+                        least.truncate(k);
+                        if least.len() == k {
+                            kth = least[k - 1];
+                        }
+                    }
+                }
+            }
+            if least.len() == k {
+                let d = kth.sqrt();
+                bound = fmin(bound, (d + K_GROUP * (m + d) + E_FLOOR) * (1.0 + SLACK));
+            }
+        }
+        // lower = d̃ − K(M + d̃) − floor <= bound  ⟺  d̃ <= (bound + K·M + floor) / (1 − K).
+        let cut = (bound * (1.0 + SLACK) + K_GROUP * m + E_FLOOR) / (1.0 - K_GROUP) * (1.0 + SLACK);
+        let cut2 = cut * cut * (1.0 + SLACK);
+        for (i, d2) in g.d2.iter().enumerate() {
+            let mut mask = 0u32;
+            for c in 0..B {
+                mask |= u32::from(d2[c] <= cut2) << c;
+            }
+            while mask != 0 {
+                let c = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                // (Padding lanes have d² = +inf and never pass.)
+                if let Some(&slot) = g.slot.get(i * B + c) {
+                    let d = d2[c].sqrt();
+                    s.cands.push((d - K_GROUP * (m + d) - E_FLOOR, slot));
+                }
+            }
+        }
+        self.rank(p, want, limit, bound, s)
+    }
+
+    /// The end of a k-nearest or radius search: the candidates in `s.cands`
+    /// (with a lower bound on their distance each; every segment that may be
+    /// in the answer among them) and `bound` (no answer is farther),
+    /// evaluated and ranked.
+    fn rank(&self, p: &[f64; D], want: Want, limit: f64, bound: f64, s: &mut Scratch) -> Vec<Found<D>> {
+        let cut = bound * (1.0 + SLACK);
         s.cands.retain(|c| c.0 <= cut);
         s.cands.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
         let keep = match want {
             Want::Nearest(k) => k,
             Want::All => usize::MAX,
         };
-        let mut found: Vec<Found<D>> = Vec::new();
+        let mut found: Vec<Found<D>> = Vec::with_capacity(s.cands.len().min(keep.saturating_add(1)));
         for &(lower, slot) in &s.cands {
             // A lower bound past the k-th accurate distance (one rounding
             // included) can no longer enter or tie.

@@ -65,22 +65,44 @@ fn same<const D: usize>(got: &[Hit<D>], want: &[Hit<D>], what: &str, p: [f64; D]
 fn check<const D: usize>(features: &Features<D>, queries: &[[f64; D]], radius: f64) {
     let index = build(features);
     let mut singles = Vec::new();
+    // Brute force's k = 2, k = 5, within-radius and k = 3 within-radius
+    // lists, for the batch forms.
+    let mut lists: [Vec<Vec<Hit<D>>>; 4] = Default::default();
     for &p in queries {
         let all = all_hits(features, p);
         let nearest: Vec<Hit<D>> = index.nearest(p).into_iter().collect();
         same(&nearest, &all[..all.len().min(1)], "nearest", p);
         singles.push(nearest.first().copied());
-        for k in [2, 5] {
+        for (k, list) in [2, 5].into_iter().zip(&mut lists) {
             same(&index.k_nearest(p, k), &all[..all.len().min(k)], "k_nearest", p);
+            list.push(all[..all.len().min(k)].to_vec());
         }
         let inside: Vec<Hit<D>> = all.iter().copied().filter(|h| h.distance <= radius).collect();
         same(&index.within(p, radius), &inside, "within", p);
         let limited: Vec<Hit<D>> = index.nearest_within(p, radius).into_iter().collect();
         same(&limited, &inside[..inside.len().min(1)], "nearest_within", p);
         same(&index.k_nearest_within(p, 3, radius), &inside[..inside.len().min(3)], "k_nearest_within", p);
+        lists[3].push(inside[..inside.len().min(3)].to_vec());
+        lists[2].push(inside);
     }
     for threads in [1, 2] {
         let opts = QueryOptions { threads, ..Default::default() };
+        let within = QueryOptions { threads, max_distance: radius };
+        let batches = [
+            index.k_nearest_many(queries, 2, &opts),
+            index.k_nearest_many(queries, 5, &opts),
+            index.within_many(queries, radius, &opts),
+            index.k_nearest_many(queries, 3, &within),
+        ];
+        for (what, (got, want)) in ["k_nearest_many 2", "k_nearest_many 5", "within_many", "k_nearest_many 3 within"]
+            .into_iter()
+            .zip(batches.iter().zip(&lists))
+        {
+            assert_eq!(got.len(), queries.len());
+            for ((g, w), p) in got.iter().zip(want).zip(queries) {
+                same(g, w, what, *p);
+            }
+        }
         let batch = index.nearest_many(queries, &opts);
         assert_eq!(batch.len(), queries.len());
         for ((b, s), p) in batch.iter().zip(&singles).zip(queries) {
