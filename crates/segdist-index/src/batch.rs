@@ -270,6 +270,8 @@ impl<const D: usize> Index<D> {
             // The previous point's answers: the k nearest bound the next
             // group's search.
             let mut prev: Vec<u32> = Vec::new();
+            // That point, and its k-th distance.
+            let mut last: Option<([f64; D], f64)> = None;
             let mut next = 0;
             let mut size = GROUP;
             let mut rest = chunk;
@@ -291,13 +293,24 @@ impl<const D: usize> Index<D> {
                 }
                 for p in group {
                     let found = if shared {
-                        self.search_in_group(p, want, limit, &mut cands, &mut scratch)
+                        // The previous point's k answers are within its k-th
+                        // distance plus the step between the points (rounded
+                        // up with room): usually far tighter than the reach.
+                        let near = match (want, last) {
+                            (Want::Nearest(k), Some((q, d))) if prev.len() == k => {
+                                let step = (0..D).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>().sqrt();
+                                (d + step) * (1.0 + 1e-12)
+                            }
+                            _ => f64::INFINITY,
+                        };
+                        self.search_in_group(p, want, limit, near, &mut cands, &mut scratch)
                     } else {
                         self.search(p, want, limit, &mut scratch)
                     };
-                    if let Want::Nearest(_) = want {
+                    if let Want::Nearest(k) = want {
                         prev.clear();
                         prev.extend(found.iter().map(|f| f.slot));
+                        last = (found.len() == k).then(|| (*p, found[k - 1].proj.distance));
                     }
                     out[next] = found.iter().map(|f| self.hit(f)).collect();
                     next += 1;

@@ -19,7 +19,7 @@
 //! So the answer is bit for bit the one a brute-force scan with the accurate
 //! kernel gives, at the cost of a fast-kernel scan of a few leaves.
 
-use segdist::{Projection, Segment};
+use segdist::{Projection, Region, Segment};
 
 use crate::hilbert::Curve;
 
@@ -268,6 +268,59 @@ pub(crate) struct Scratch {
     cands: Vec<(f64, u32)>,
     /// The smallest upper bounds seen, ascending (at most k).
     uppers: Vec<f64>,
+    /// Buffers of the batch evaluation (an [`Evals`] of the index's
+    /// dimension; `Any` since one thread's scratch serves both).
+    evals: Option<Box<dyn std::any::Any>>,
+}
+
+/// A scratch's evaluation buffers for dimension `D` (see `Scratch::evals`).
+fn evals_of<const D: usize>(evals: &mut Option<Box<dyn std::any::Any>>) -> &mut Evals<D> {
+    if !evals.as_ref().is_some_and(|e| e.is::<Evals<D>>()) {
+        *evals = Some(Box::new(Evals::<D>::default()));
+    }
+    evals.as_mut().and_then(|e| e.downcast_mut()).expect("set just above")
+}
+
+/// Candidates in the batch kernel's layout, and its outputs.
+#[derive(Default)]
+struct Evals<const D: usize> {
+    a: Vec<[f64; D]>,
+    b: Vec<[f64; D]>,
+    p: Vec<[f64; D]>,
+    out: segdist::batch::Projections<f64, D>,
+}
+
+impl<const D: usize> Evals<D> {
+    /// The accurate projection of `p` onto every candidate, into `out`.
+    fn project(&mut self, index: &Index<D>, p: &[f64; D], cands: &[(f64, u32)]) {
+        let n = cands.len();
+        self.a.clear();
+        self.b.clear();
+        self.p.clear();
+        for &(_, slot) in cands {
+            let i = slot as usize;
+            self.a.push(std::array::from_fn(|k| index.seg_a(k, i)));
+            self.b.push(std::array::from_fn(|k| index.seg_b(k, i)));
+        }
+        self.p.resize(n, *p);
+        let r = &mut self.out;
+        r.distance.resize(n, 0.0);
+        r.distance_squared.resize(n, 0.0);
+        r.t.resize(n, 0.0);
+        r.point.resize(n, [0.0; D]);
+        r.region.resize(n, Region::Start);
+        let out = segdist::batch::Outputs {
+            distance: Some(&mut r.distance[..n]),
+            distance_squared: Some(&mut r.distance_squared[..n]),
+            t: Some(&mut r.t[..n]),
+            point: Some(&mut r.point[..n]),
+            region: Some(&mut r.region[..n]),
+        };
+        let opts = segdist::batch::Options { threads: Some(1), ..Default::default() };
+        // Same lengths, one thread, the CPU's own instruction set: nothing
+        // here can make the call fail.
+        segdist::batch::pairs(&self.a[..], &self.b[..], &self.p[..], out, &opts).expect("a valid batch");
+    }
 }
 
 thread_local! {
@@ -286,7 +339,7 @@ fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
 
 impl Default for Scratch {
     fn default() -> Self {
-        Scratch { stack: Box::new([(0, 0, 0.0); STACK]), top: 0, cands: Vec::new(), uppers: Vec::new() }
+        Scratch { stack: Box::new([(0, 0, 0.0); STACK]), top: 0, cands: Vec::new(), uppers: Vec::new(), evals: None }
     }
 }
 
@@ -763,6 +816,26 @@ impl<const D: usize> Index<D> {
     }
 }
 
+/// The `k`-th smallest of the group's scanned d² if at least `k` lie below
+/// `below` (`least` is the working list of the smallest, sorted).
+fn kth_least<const D: usize>(g: &Group<D>, k: usize, below: f64, least: &mut Vec<f64>) -> Option<f64> {
+    least.clear();
+    let mut kth = below;
+    for (i, d2) in g.d2.iter().enumerate() {
+        for (c, &d2) in d2.iter().enumerate() {
+            if d2 < kth && i * B + c < g.count {
+                let at = least.partition_point(|&u| u <= d2);
+                least.insert(at, d2);
+                least.truncate(k);
+                if least.len() == k {
+                    kth = least[k - 1];
+                }
+            }
+        }
+    }
+    (least.len() == k).then_some(kth)
+}
+
 /// A lower bound on the distance from the query just scanned to every
 /// segment of the index but the one in `lane`: the least of the other
 /// candidates' lower bounds (the fast distance less its error bound) and
@@ -892,14 +965,16 @@ impl<const D: usize> Index<D> {
 
     /// [`search`](Self::search) among a group's candidates, which must hold
     /// every segment that can be in the answer (see `gather`): for `k`
-    /// nearest, at least `k` segments within the group bound of `p`; for a
-    /// radius, every segment within it. The fast scan of all candidates at
+    /// nearest, every segment within the group's reach of `p`, and at least
+    /// `k` of them; for a radius, every segment within it. `near` (k nearest
+    /// only) is a guess at the k-th distance that saves work when right. The fast scan of all candidates at
     /// once stands in for the walk down the tree.
     pub(crate) fn search_in_group(
         &self,
         p: &[f64; D],
         want: Want,
         limit: f64,
+        near: f64,
         g: &mut Group<D>,
         s: &mut Scratch,
     ) -> Vec<Found<D>> {
@@ -911,30 +986,15 @@ impl<const D: usize> Index<D> {
         s.cands.clear();
         let mut bound = limit;
         if let Want::Nearest(k) = want {
-            // The k-th smallest scanned d² (the upper bound grows with it):
-            // a sorted list of the k least, most lanes rejected by one
-            // compare with its last.
-            let least = &mut s.uppers;
-            least.clear();
-            // The group's reach bounds the distance of k segments from every
-            // point of its box (the searches that set it make it so): their
-            // scanned d² lies below its rounded-up square, and no lane above
-            // it needs a look.
-            let r = g.reach;
-            let mut kth = ((r + K_GROUP * (m + r) + E_FLOOR) * (1.0 + SLACK)).powi(2) * (1.0 + SLACK);
-            for (i, d2) in g.d2.iter().enumerate() {
-                for (c, &d2) in d2.iter().enumerate() {
-                    if d2 < kth && i * B + c < g.count {
-                        let at = least.partition_point(|&u| u <= d2);
-                        least.insert(at, d2);
-                        least.truncate(k);
-                        if least.len() == k {
-                            kth = least[k - 1];
-                        }
-                    }
-                }
-            }
-            if least.len() == k {
+            // The bound is the upper bound of the k-th smallest scanned d².
+            // A guess at where it lies (the group's reach and `near` each
+            // bound the distance of k segments from `p`) lets most lanes be
+            // rejected by one compare; a guess too low is caught (fewer than
+            // k below it) and the scan redone without it.
+            let r = fmin(g.reach, near);
+            let guess = ((r + K_GROUP * (m + r) + E_FLOOR) * (1.0 + SLACK)).powi(2) * (1.0 + SLACK);
+            let kth = kth_least(g, k, guess, &mut s.uppers).or_else(|| kth_least(g, k, f64::INFINITY, &mut s.uppers));
+            if let Some(kth) = kth {
                 let d = kth.sqrt();
                 bound = fmin(bound, (d + K_GROUP * (m + d) + E_FLOOR) * (1.0 + SLACK));
             }
@@ -967,29 +1027,35 @@ impl<const D: usize> Index<D> {
     fn rank(&self, p: &[f64; D], want: Want, limit: f64, bound: f64, s: &mut Scratch) -> Vec<Found<D>> {
         let cut = bound * (1.0 + SLACK);
         s.cands.retain(|c| c.0 <= cut);
-        s.cands.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
         let keep = match want {
             Want::Nearest(k) => k,
             Want::All => usize::MAX,
         };
-        let mut found: Vec<Found<D>> = Vec::with_capacity(s.cands.len().min(keep.saturating_add(1)));
-        for &(lower, slot) in &s.cands {
-            // A lower bound past the k-th accurate distance (one rounding
-            // included) can no longer enter or tie.
-            if found.len() >= keep && lower * (1.0 - SLACK) > found[keep - 1].proj.distance {
-                break;
-            }
-            let f = self.evaluate(p, slot);
+        // Every survivor is evaluated, by the batch kernel (the scalar
+        // kernel's bits, several at a time), then ranked.
+        let ev = evals_of::<D>(&mut s.evals);
+        ev.project(self, p, &s.cands);
+        let t = &self.topology;
+        let r = &ev.out;
+        let mut found: Vec<Found<D>> = (0..s.cands.len())
             // (Never NaN: the query point is finite.)
-            if f.proj.distance > limit {
-                continue;
-            }
-            let at = found.partition_point(|g| g.before(&f));
-            if at < keep {
-                found.insert(at, f);
-                found.truncate(keep);
-            }
-        }
+            .filter(|&j| r.distance[j] <= limit)
+            .map(|j| {
+                let slot = s.cands[j].1;
+                let i = slot as usize;
+                let id = u64::from(t.feature[i] & !MULTI_PART) << 32 | u64::from(t.local[i]);
+                let proj = Projection {
+                    point: r.point[j],
+                    t: r.t[j],
+                    distance: r.distance[j],
+                    distance_squared: r.distance_squared[j],
+                    region: r.region[j],
+                };
+                Found { slot, id, proj, runner_up: 0.0 }
+            })
+            .collect();
+        found.sort_unstable_by(|x, y| x.proj.distance.total_cmp(&y.proj.distance).then(x.id.cmp(&y.id)));
+        found.truncate(keep);
         found
     }
 

@@ -569,16 +569,17 @@ impl<T: Scalar, const D: usize> Job<'_, T, D> {
                 }
             }
         }
-        let mut blk = Block::<D>::new();
         let (a, b, p) = (self.a.slice(start, end), self.b.slice(start, end), self.p.slice(start, end));
-        let mut i = 0;
-        while i < end - start {
-            let m = (end - start - i).min(BLOCK);
-            blk.fill(&a, &b, &p, i, m);
-            self.block(&mut blk, m);
-            blk.write(&mut out, i, m);
-            i += m;
-        }
+        with_block::<D>(|blk| {
+            let mut i = 0;
+            while i < end - start {
+                let m = (end - start - i).min(BLOCK);
+                blk.fill(&a, &b, &p, i, m);
+                self.block(blk, m);
+                blk.write(&mut out, i, m);
+                i += m;
+            }
+        });
     }
 
     fn block(&self, blk: &mut Block<D>, m: usize) {
@@ -590,6 +591,27 @@ impl<T: Scalar, const D: usize> Job<'_, T, D> {
             (Tier::Fast, line, _) => fast_block::<T, D>(blk, m, self.isa, line),
         }
     }
+}
+
+/// Runs `f` on this thread's spare block of dimension `D` (a new one the
+/// first time): a block is 24–30 KB, and allocating and zeroing one per
+/// call cost more than the kernels on calls of a few dozen queries (the
+/// index evaluates its candidates this way). Lanes past a block's queries
+/// hold the last call's numbers, whose results are never read.
+fn with_block<const D: usize>(f: impl FnOnce(&mut Block<D>)) {
+    use std::any::Any;
+    use std::cell::RefCell;
+    thread_local! {
+        static SPARE: RefCell<Vec<Box<dyn Any>>> = const { RefCell::new(Vec::new()) };
+    }
+    let spare = SPARE.with(|s| {
+        let mut s = s.borrow_mut();
+        let i = s.iter().position(|b| b.is::<Block<D>>())?;
+        s.swap_remove(i).downcast::<Block<D>>().ok()
+    });
+    let mut blk = spare.unwrap_or_else(Block::new);
+    f(&mut blk);
+    SPARE.with(|s| s.borrow_mut().push(blk));
 }
 
 /// Inputs and outputs of up to [`BLOCK`] queries, as `f64` columns (exact for
@@ -645,6 +667,9 @@ impl<const D: usize> Block<D> {
                 }
             }
         }
+        // (A reused block may hold the last call's shared vertices.)
+        self.fixed_a = None;
+        self.fixed_b = None;
         match a {
             Src::Fixed(v) => self.fixed_a = Some(v.map(T::to_f64)),
             Src::Points(pts) => cols(&mut self.a, pts, i, m),

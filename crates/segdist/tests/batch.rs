@@ -313,3 +313,21 @@ fn fast_tier_threads_do_not_change_results() {
         }
     }
 }
+
+/// Blocks are reused from call to call on a thread: a call with one shared
+/// segment, then one with a segment per query, must not see the first
+/// call's segment.
+#[test]
+fn a_reused_block_forgets_the_last_calls_segment() {
+    for isa in isas() {
+        let opts = Options { threads: Some(1), isa, ..Options::default() };
+        let p: Vec<[f64; 2]> = (0..40).map(|i| [f64::from(i), 1.0]).collect();
+        let mut d = vec![0.0; p.len()];
+        batch::one_to_many([0.0, 0.0], [1.0, 0.0], &p, Outputs { distance: Some(&mut d), ..Outputs::default() }, &opts)
+            .unwrap();
+        let a: Vec<[f64; 2]> = (0..40).map(|i| [f64::from(i), 5.0]).collect();
+        let b: Vec<[f64; 2]> = (0..40).map(|i| [f64::from(i) + 1.0, 5.0]).collect();
+        batch::pairs(&a, &b, &p, Outputs { distance: Some(&mut d), ..Outputs::default() }, &opts).unwrap();
+        assert!(d.iter().all(|&x| x == 4.0), "{isa:?}: {d:?}");
+    }
+}
