@@ -220,6 +220,9 @@ fn knn_and_radius(segs: &[Seg], pts: &[[f64; 2]], radius: f64, reps: usize, out:
     let index = Index2::from_segments(segs).expect("finite");
     let tree = rstar_tree(segs);
     let r2 = radius * radius;
+    let cores = rayon::current_num_threads();
+    let one = QueryOptions { threads: 1, ..Default::default() };
+    let all = QueryOptions { threads: cores, ..Default::default() };
     let times = interleaved(
         reps,
         &mut [
@@ -227,6 +230,18 @@ fn knn_and_radius(segs: &[Seg], pts: &[[f64; 2]], radius: f64, reps: usize, out:
                 for p in pts {
                     black_box(index.k_nearest(*p, 5));
                 }
+            },
+            &mut || {
+                black_box(index.k_nearest_many(pts, 5, &one));
+            },
+            &mut || {
+                black_box(index.k_nearest_many(pts, 5, &all));
+            },
+            &mut || {
+                black_box(index.within_many(pts, radius, &one));
+            },
+            &mut || {
+                black_box(index.within_many(pts, radius, &all));
             },
             &mut || {
                 for p in pts {
@@ -245,10 +260,14 @@ fn knn_and_radius(segs: &[Seg], pts: &[[f64; 2]], radius: f64, reps: usize, out:
             },
         ],
     );
-    out.push(record("k5_uniform", "segdist-index", n, 1, times[0], None));
-    out.push(record("k5_uniform", "rstar", n, 1, times[1], None));
-    out.push(record("radius_uniform", "segdist-index", n, 1, times[2], None));
-    out.push(record("radius_uniform", "rstar", n, 1, times[3], None));
+    out.push(record("k5_uniform", "segdist-index-unordered", n, 1, times[0], None));
+    out.push(record("k5_uniform", "segdist-index", n, 1, times[1], None));
+    out.push(record("k5_uniform", "segdist-index", n, cores, times[2], None));
+    out.push(record("k5_uniform", "rstar", n, 1, times[5], None));
+    out.push(record("radius_uniform", "segdist-index-unordered", n, 1, times[6], None));
+    out.push(record("radius_uniform", "segdist-index", n, 1, times[3], None));
+    out.push(record("radius_uniform", "segdist-index", n, cores, times[4], None));
+    out.push(record("radius_uniform", "rstar", n, 1, times[7], None));
 }
 
 /// Linear referencing on one long polyline: segdist's `Polyline` against

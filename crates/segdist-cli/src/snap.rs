@@ -213,11 +213,11 @@ impl<const D: usize> Snapper<D> {
 
     /// The hits of every point (nearest first, at most `k`).
     pub fn query(&self, pts: &[[f64; D]], k: usize, max_distance: f64) -> Hits<D> {
+        let opts = QueryOptions { max_distance, threads: 0 };
         if k == 1 {
-            let opts = QueryOptions { max_distance, threads: 0 };
             Hits::One(self.index.nearest_many(pts, &opts))
         } else {
-            Hits::Many(pts.par_iter().map(|p| self.index.k_nearest_within(*p, k, max_distance)).collect())
+            Hits::Many(self.index.k_nearest_many(pts, k, &opts))
         }
     }
 }

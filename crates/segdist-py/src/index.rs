@@ -10,7 +10,6 @@ use numpy::{
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use rayon::prelude::*;
 use segdist_index::{along, cumulative, fraction, Hit, Index, IndexBuilder, QueryOptions};
 
 use crate::arrays::{column, points_array, rows, with_threads};
@@ -270,18 +269,6 @@ fn check_distance(x: f64, what: &str) -> PyResult<f64> {
     Ok(x)
 }
 
-/// `f` over every point, on `threads` cores (`None`: all).
-fn map_points<const D: usize, R: Send>(
-    points: &[[f64; D]],
-    threads: Option<usize>,
-    f: impl Fn(&[f64; D]) -> R + Sync + Send,
-) -> PyResult<Vec<R>> {
-    if threads == Some(1) || points.len() < 256 {
-        return Ok(points.iter().map(f).collect());
-    }
-    with_threads(threads, || points.par_iter().with_min_len(64).map(f).collect())
-}
-
 impl<const D: usize> Features<D> {
     fn nearest<'py>(
         &self,
@@ -307,11 +294,11 @@ impl<const D: usize> Features<D> {
         py: Python<'py>,
         points: &PyReadonlyArray2<'py, f64>,
         threads: Option<usize>,
-        query: impl Fn(&Index<D>, [f64; D]) -> Vec<Hit<D>> + Sync + Send,
+        query: impl FnOnce(&Index<D>, &[[f64; D]]) -> Vec<Vec<Hit<D>>> + Send,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let points = rows::<f64, D>(points, "points")?;
         let out = py.detach(|| -> PyResult<Columns<D>> {
-            let hits = map_points(points, threads, |p| query(&self.index, *p))?;
+            let hits = query(&self.index, points);
             let flat: Vec<(usize, Hit<D>)> =
                 hits.into_iter().enumerate().flat_map(|(q, hs)| hs.into_iter().map(move |h| (q, h))).collect();
             let query = flat.iter().map(|&(q, _)| q as i64).collect();
@@ -489,8 +476,9 @@ impl SegmentIndex {
         max_distance: f64,
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let max = check_distance(max_distance, "max_distance")?;
-        on_dim!(self, f => f.many(py, &points, threads, |i, p| i.k_nearest_within(p, k, max)))
+        let opts =
+            QueryOptions { max_distance: check_distance(max_distance, "max_distance")?, threads: threads.unwrap_or(0) };
+        on_dim!(self, f => f.many(py, &points, threads, |i, p| i.k_nearest_many(p, k, &opts)))
     }
 
     #[pyo3(signature = (points, radius, threads = None))]
@@ -502,7 +490,8 @@ impl SegmentIndex {
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let radius = check_distance(radius, "radius")?;
-        on_dim!(self, f => f.many(py, &points, threads, |i, p| i.within(p, radius)))
+        let opts = QueryOptions { threads: threads.unwrap_or(0), ..QueryOptions::default() };
+        on_dim!(self, f => f.many(py, &points, threads, |i, p| i.within_many(p, radius, &opts)))
     }
 
     #[pyo3(signature = (feature, distance, normalized = false))]
