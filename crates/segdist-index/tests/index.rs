@@ -363,6 +363,10 @@ fn empty_index_and_empty_features_find_nothing() {
     assert!(index.k_nearest([0.0, 0.0], 4).is_empty());
     assert!(index.within([0.0, 0.0], f64::INFINITY).is_empty());
     assert_eq!(index.nearest_many(&[[0.0, 0.0]], &QueryOptions::default()), vec![None]);
+    let many = vec![[0.5, 0.5]; 50];
+    assert!(index.k_nearest_many(&many, 3, &QueryOptions::default()).iter().all(Vec::is_empty));
+    assert!(index.within_many(&many, 1.0, &QueryOptions::default()).iter().all(Vec::is_empty));
+    assert!(index.within_many(&[], 1.0, &QueryOptions::default()).is_empty());
 
     // A feature without parts takes an id but is never found.
     let mut b = IndexBuilder::<2>::new();
@@ -388,6 +392,26 @@ fn bad_query_arguments_find_nothing() {
     // Radius zero: only segments through the point.
     assert_eq!(index.within([0.5, 0.0], 0.0).len(), 1);
     assert!(index.within([0.5, 1e-300], 0.0).is_empty());
+
+    // The batch forms, with the same arguments (and enough points to form
+    // groups), answer as the single calls.
+    let opts = QueryOptions::default();
+    let mut pts: Vec<[f64; 2]> = (0..100).map(|i| [0.01 * f64::from(i), 0.5]).collect();
+    pts.extend([[f64::NAN, 0.0], [0.0, f64::INFINITY], [0.5, 0.0], [0.5, 1e-300]]);
+    for radius in [-1.0, f64::NAN, 0.0, 0.3, f64::INFINITY] {
+        let want: Vec<Vec<_>> = pts.iter().map(|p| index.within(*p, radius).iter().map(bits).collect()).collect();
+        let got: Vec<Vec<_>> =
+            index.within_many(&pts, radius, &opts).iter().map(|h| h.iter().map(bits).collect()).collect();
+        assert_eq!(got, want, "radius {radius}");
+    }
+    for (k, max) in [(0, f64::INFINITY), (2, f64::INFINITY), (2, -1.0), (2, f64::NAN), (3, 0.3)] {
+        let want: Vec<Vec<_>> =
+            pts.iter().map(|p| index.k_nearest_within(*p, k, max).iter().map(bits).collect()).collect();
+        let opts = QueryOptions { max_distance: max, ..opts };
+        let got: Vec<Vec<_>> =
+            index.k_nearest_many(&pts, k, &opts).iter().map(|h| h.iter().map(bits).collect()).collect();
+        assert_eq!(got, want, "k {k} within {max}");
+    }
 }
 
 #[test]
