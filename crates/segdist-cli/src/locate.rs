@@ -126,26 +126,12 @@ fn locate<const D: usize>(
         }
         let pts: Vec<[f64; D]> = chunk.iter().map(|p| std::array::from_fn(|k| p.p[k])).collect();
         let located: Vec<_> = routes.iter().map(|(_, r)| r.locate_many(&pts, &opts)).collect();
-        let mut w = csv::WriterBuilder::new().flexible(true).from_writer(Vec::new());
-        for (i, pt) in chunk.iter().enumerate() {
-            for ((f, _), l) in routes.iter().zip(&located) {
-                let mut rec = vec![pt.id.clone(), lines.ids[*f].clone()];
-                match l[i] {
-                    Some(l) => {
-                        rec.push(l.segment.to_string());
-                        for x in [l.t, l.along, l.fraction, l.distance] {
-                            rec.push(buf.format(x).to_string());
-                        }
-                        for c in l.point {
-                            rec.push(buf.format(c).to_string());
-                        }
-                    }
-                    None => rec.resize(7 + D, String::new()),
-                }
-                w.write_record(&rec)?;
-            }
-        }
-        out.write_all(&w.into_inner().map_err(|e| anyhow::anyhow!("formatting: {e}"))?)?;
+        let rows = csv_rows(&chunk, lines, &routes, &located, 7 + D, |l, rec| {
+            rec.push(l.segment.to_string());
+            let numbers = [l.t, l.along, l.fraction, l.distance].into_iter().chain(l.point);
+            rec.extend(numbers.map(|x| buf.format(x).to_string()));
+        })?;
+        out.write_all(&rows)?;
         points.next_chunk(1 << 16, &mut chunk)?;
     }
     Ok(())
@@ -175,26 +161,39 @@ fn locate_geo(
         crate::geom::check_latitudes(&points.name, &chunk)?;
         let pts: Vec<[f64; 2]> = chunk.iter().map(|p| [p.p[0], p.p[1]]).collect();
         let located: Vec<_> = routes.iter().map(|(_, route)| route.locate_many(&pts, max_distance)).collect();
-        let mut w = csv::WriterBuilder::new().flexible(true).from_writer(Vec::new());
-        for (i, pt) in chunk.iter().enumerate() {
-            for ((f, _), l) in routes.iter().zip(&located) {
-                let mut rec = vec![pt.id.clone(), lines.ids[*f].clone()];
-                match l[i] {
-                    Some(at) => {
-                        rec.push(at.segment.to_string());
-                        for x in [at.t, at.along, at.fraction, at.distance, at.point[0], at.point[1]] {
-                            rec.push(buf.format(x).to_string());
-                        }
-                    }
-                    None => rec.resize(9, String::new()),
-                }
-                w.write_record(&rec)?;
-            }
-        }
-        out.write_all(&w.into_inner().map_err(|e| anyhow::anyhow!("formatting: {e}"))?)?;
+        let rows = csv_rows(&chunk, lines, &routes, &located, 9, |at, rec| {
+            rec.push(at.segment.to_string());
+            let numbers = [at.t, at.along, at.fraction, at.distance, at.point[0], at.point[1]];
+            rec.extend(numbers.map(|x| buf.format(x).to_string()));
+        })?;
+        out.write_all(&rows)?;
         points.next_chunk(1 << 16, &mut chunk)?;
     }
     Ok(())
+}
+
+/// One CSV row per point and line: point id, line id, then `fields` of the
+/// location, or empty fields up to `width` where the point was not located.
+fn csv_rows<R, L: Copy>(
+    chunk: &[Pt],
+    lines: &crate::geom::Lines,
+    routes: &[(usize, R)],
+    located: &[Vec<Option<L>>],
+    width: usize,
+    mut fields: impl FnMut(L, &mut Vec<String>),
+) -> Result<Vec<u8>> {
+    let mut w = csv::WriterBuilder::new().flexible(true).from_writer(Vec::new());
+    for (i, pt) in chunk.iter().enumerate() {
+        for ((f, _), l) in routes.iter().zip(located) {
+            let mut rec = vec![pt.id.clone(), lines.ids[*f].clone()];
+            match l[i] {
+                Some(l) => fields(l, &mut rec),
+                None => rec.resize(width, String::new()),
+            }
+            w.write_record(&rec)?;
+        }
+    }
+    w.into_inner().map_err(|e| anyhow::anyhow!("formatting: {e}"))
 }
 
 /// The vertices of feature `f`, which must be a single LineString.
