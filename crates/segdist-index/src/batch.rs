@@ -5,6 +5,7 @@
 use rayon::prelude::*;
 
 use crate::index::{Found, Group, Index, Scratch, Want};
+use crate::mem::{big_vec, big_vec_of};
 use crate::Hit;
 
 /// Options of the batch queries ([`Index::nearest_many`],
@@ -173,24 +174,27 @@ impl<const D: usize> Index<D> {
         };
         let mut results: Vec<Option<R>>;
         if par {
-            results = (0..sorted.len()).into_par_iter().map(|_| None).collect();
+            results = big_vec(sorted.len());
+            results.par_extend((0..sorted.len()).into_par_iter().map(|_| None));
             sorted.par_chunks(CHUNK).zip(results.par_chunks_mut(CHUNK)).for_each(run);
         } else {
-            results = vec![None; sorted.len()];
+            results = big_vec_of(None, sorted.len());
             run((&sorted, &mut results));
         }
         // Back to input order by reading through the inverse permutation:
         // random reads overlap, random writes of whole results would not.
-        let mut at = vec![0u32; order.len()];
+        let mut at = big_vec_of(0u32, order.len());
         for (i, &o) in order.iter().enumerate() {
             at[o as usize] = i as u32;
         }
         let pick = |&i: &u32| results[i as usize];
+        let mut back = big_vec(at.len());
         if par {
-            at.par_iter().map(pick).collect()
+            back.par_extend(at.par_iter().map(pick));
         } else {
-            at.iter().map(pick).collect()
+            back.extend(at.iter().map(pick));
         }
+        back
     }
 
     /// The `k` nearest segments to every point (each list nearest first,
@@ -317,14 +321,14 @@ impl<const D: usize> Index<D> {
                 }
             }
         };
-        let mut results: Vec<Vec<Hit<D>>> = vec![Vec::new(); sorted.len()];
+        let mut results: Vec<Vec<Hit<D>>> = big_vec_of(Vec::new(), sorted.len());
         if par {
             sorted.par_chunks(CHUNK).zip(results.par_chunks_mut(CHUNK)).for_each(run);
         } else {
             run((&sorted, &mut results));
         }
         // Back to input order: moving each list (three words) into place.
-        let mut back: Vec<Vec<Hit<D>>> = vec![Vec::new(); results.len()];
+        let mut back: Vec<Vec<Hit<D>>> = big_vec_of(Vec::new(), results.len());
         for (hits, &o) in results.into_iter().zip(&order) {
             back[o as usize] = hits;
         }
@@ -337,7 +341,12 @@ impl<const D: usize> Index<D> {
     fn in_curve_order(&self, points: &[[f64; D]], par: bool) -> (Vec<u32>, Vec<[f64; D]>) {
         let order = self.curve_order(points, par);
         let gather = |&i: &u32| points[i as usize];
-        let sorted = if par { order.par_iter().map(gather).collect() } else { order.iter().map(gather).collect() };
+        let mut sorted = big_vec(order.len());
+        if par {
+            sorted.par_extend(order.par_iter().map(gather));
+        } else {
+            sorted.extend(order.iter().map(gather));
+        }
         (order, sorted)
     }
 
@@ -393,13 +402,16 @@ impl<const D: usize> Index<D> {
         // Bits of the full key kept: about log2(n) + 2, at most 32.
         let bits = (usize::BITS - points.len().leading_zeros() + 2).clamp(2 * D as u32, 32);
         let key = |(i, p): (usize, &[f64; D])| (curve.key_prefix(p, bits) << 32) | i as u64;
-        let mut keyed: Vec<u64> = if par {
-            points.par_iter().enumerate().map(key).collect()
+        let mut keyed: Vec<u64> = big_vec(points.len());
+        if par {
+            keyed.par_extend(points.par_iter().enumerate().map(key));
         } else {
-            points.iter().enumerate().map(key).collect()
-        };
+            keyed.extend(points.iter().enumerate().map(key));
+        }
         radix_sort_high(&mut keyed, bits);
-        keyed.into_iter().map(|k| k as u32).collect()
+        let mut order = big_vec(keyed.len());
+        order.extend(keyed.iter().map(|&k| k as u32));
+        order
     }
 }
 
@@ -425,7 +437,7 @@ fn radix_sort_high(v: &mut Vec<u64>, bits: u32) {
         v.sort_unstable();
         return;
     }
-    let mut tmp = vec![0u64; v.len()];
+    let mut tmp = big_vec_of(0u64, v.len());
     let mut shift = 32;
     while shift < 32 + bits {
         let mut count = vec![0usize; 1 << DIGIT];

@@ -49,6 +49,7 @@ mod batch;
 mod build;
 mod hilbert;
 mod index;
+mod mem;
 mod polyline;
 
 pub use batch::QueryOptions;
