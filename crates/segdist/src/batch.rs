@@ -223,8 +223,9 @@ pub enum Isa {
     Sse2,
     /// AVX2 with FMA, 4 lanes (x86-64).
     Avx2,
-    /// AVX-512F (x86-64): the AVX2 kernels compiled for AVX-512 (4 lanes measured
-    /// fastest; 32 registers).
+    /// AVX-512 F, VL, DQ and BW (x86-64): the four-lane kernels compiled
+    /// for AVX-512 (32 registers, and compares into mask registers even on
+    /// 256-bit vectors: 14% faster than F alone; four lanes measured fastest).
     Avx512,
 }
 
@@ -243,7 +244,12 @@ impl Isa {
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2 => std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma"),
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => std::is_x86_feature_detected!("avx512f"),
+            Isa::Avx512 => {
+                std::is_x86_feature_detected!("avx512f")
+                    && std::is_x86_feature_detected!("avx512vl")
+                    && std::is_x86_feature_detected!("avx512dq")
+                    && std::is_x86_feature_detected!("avx512bw")
+            }
             #[cfg(not(target_arch = "x86_64"))]
             _ => false,
         }
@@ -789,7 +795,7 @@ fn scalar_accurate<const D: usize, const LINE: bool, const FULL: bool>(
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw")]
 unsafe fn accurate_avx512<const D: usize, const LINE: bool, const FULL: bool>(blk: &mut Block<D>, m: usize) {
     accurate_shared_or_not::<crate::lanes::Avx512, D, LINE, FULL>(blk, m);
 }
@@ -865,7 +871,7 @@ fn fast_block<T: Scalar, const D: usize>(blk: &mut Block<D>, m: usize, isa: Isa,
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw")]
 unsafe fn fast_avx512<T: Scalar, const D: usize>(blk: &mut Block<D>, m: usize, line: bool) {
     fast_loop::<T, D>(blk, m, line);
 }
@@ -906,7 +912,7 @@ fn fast_direct<T: Scalar, const D: usize>(
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw")]
 unsafe fn fast_direct_avx512<T: Scalar, const D: usize>(
     ends: Ends<'_, T, D>,
     p: &[[T; D]],
