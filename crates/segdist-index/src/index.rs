@@ -266,7 +266,8 @@ pub(crate) struct Scratch {
     top: usize,
     /// `(lower bound, slot)` of segments that may be in the answer.
     cands: Vec<(f64, u32)>,
-    /// The smallest upper bounds seen, ascending (at most k).
+    /// The smallest upper bounds seen, ascending (at most k); in a group
+    /// search, the smallest scanned d² (see `kth_least`).
     uppers: Vec<f64>,
     /// Buffers of the batch evaluation (an [`Evals`] of the index's
     /// dimension; `Any` since one thread's scratch serves both).
