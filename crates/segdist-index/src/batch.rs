@@ -274,7 +274,7 @@ impl<const D: usize> Index<D> {
             // The previous point's answers: the k nearest bound the next
             // group's search.
             let mut prev: Vec<u32> = Vec::new();
-            // That point, and its k-th distance.
+            // That point and its k-th distance, when it has k answers.
             let mut last: Option<([f64; D], f64)> = None;
             let mut next = 0;
             let mut size = GROUP;
@@ -300,13 +300,10 @@ impl<const D: usize> Index<D> {
                         // The previous point's k answers are within its k-th
                         // distance plus the step between the points (rounded
                         // up with room): usually far tighter than the reach.
-                        let near = match (want, last) {
-                            (Want::Nearest(k), Some((q, d))) if prev.len() == k => {
-                                let step = (0..D).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>().sqrt();
-                                (d + step) * (1.0 + 1e-12)
-                            }
-                            _ => f64::INFINITY,
-                        };
+                        let near = last.map_or(f64::INFINITY, |(q, d)| {
+                            let step = (0..D).map(|i| (p[i] - q[i]).powi(2)).sum::<f64>().sqrt();
+                            (d + step) * (1.0 + 1e-12)
+                        });
                         self.search_in_group(p, want, limit, near, &mut cands, &mut scratch)
                     } else {
                         self.search(p, want, limit, &mut scratch)

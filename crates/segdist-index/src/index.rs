@@ -252,6 +252,11 @@ impl<const D: usize> Found<D> {
     fn before(&self, other: &Self) -> bool {
         (self.proj.distance, self.id) < (other.proj.distance, other.id)
     }
+
+    /// [`before`](Self::before) as an ordering (distances are never NaN).
+    fn order(&self, other: &Self) -> std::cmp::Ordering {
+        (self.proj.distance, self.id).partial_cmp(&(other.proj.distance, other.id)).unwrap_or(std::cmp::Ordering::Equal)
+    }
 }
 
 /// Room on the stack of nodes to visit: at most `B` per level of a tree
@@ -950,9 +955,16 @@ impl<const D: usize> Index<D> {
     fn evaluate(&self, p: &[f64; D], slot: u32) -> Found<D> {
         let i = slot as usize;
         let seg = Segment::new(std::array::from_fn(|k| self.seg_a(k, i)), std::array::from_fn(|k| self.seg_b(k, i)));
-        let t = &self.topology;
+        self.found(slot, seg.closest_point(*p))
+    }
+
+    /// The segment in `slot` found with projection `proj`, with the id of
+    /// the tie rule.
+    #[inline]
+    fn found(&self, slot: u32, proj: Projection<f64, D>) -> Found<D> {
+        let (i, t) = (slot as usize, &self.topology);
         let id = u64::from(t.feature[i] & !MULTI_PART) << 32 | u64::from(t.local[i]);
-        Found { slot, id, proj: seg.closest_point(*p), runner_up: 0.0 }
+        Found { slot, id, proj, runner_up: 0.0 }
     }
 
     /// The k-nearest and radius searches: every candidate that survives the
@@ -968,8 +980,9 @@ impl<const D: usize> Index<D> {
     /// every segment that can be in the answer (see `gather`): for `k`
     /// nearest, every segment within the group's reach of `p`, and at least
     /// `k` of them; for a radius, every segment within it. `near` (k nearest
-    /// only) is a guess at the k-th distance that saves work when right. The fast scan of all candidates at
-    /// once stands in for the walk down the tree.
+    /// only) is a guess at the k-th distance that saves work when right. The
+    /// fast scan of all candidates at once stands in for the walk down the
+    /// tree.
     pub(crate) fn search_in_group(
         &self,
         p: &[f64; D],
@@ -1036,15 +1049,11 @@ impl<const D: usize> Index<D> {
         // kernel's bits, several at a time), then ranked.
         let ev = evals_of::<D>(&mut s.evals);
         ev.project(self, p, &s.cands);
-        let t = &self.topology;
         let r = &ev.out;
         let mut found: Vec<Found<D>> = (0..s.cands.len())
             // (Never NaN: the query point is finite.)
             .filter(|&j| r.distance[j] <= limit)
             .map(|j| {
-                let slot = s.cands[j].1;
-                let i = slot as usize;
-                let id = u64::from(t.feature[i] & !MULTI_PART) << 32 | u64::from(t.local[i]);
                 let proj = Projection {
                     point: r.point[j],
                     t: r.t[j],
@@ -1052,10 +1061,10 @@ impl<const D: usize> Index<D> {
                     distance_squared: r.distance_squared[j],
                     region: r.region[j],
                 };
-                Found { slot, id, proj, runner_up: 0.0 }
+                self.found(s.cands[j].1, proj)
             })
             .collect();
-        found.sort_unstable_by(|x, y| x.proj.distance.total_cmp(&y.proj.distance).then(x.id.cmp(&y.id)));
+        found.sort_unstable_by(Found::order);
         found.truncate(keep);
         found
     }

@@ -262,6 +262,12 @@ impl<const D: usize> Columns<D> {
     }
 }
 
+/// The index's options for a `max_distance` (checked) and `threads`
+/// (`None`: all cores).
+fn query_options(max_distance: f64, threads: Option<usize>) -> PyResult<QueryOptions> {
+    Ok(QueryOptions { max_distance: check_distance(max_distance, "max_distance")?, threads: threads.unwrap_or(0) })
+}
+
 fn check_distance(x: f64, what: &str) -> PyResult<f64> {
     if x.is_nan() || x < 0.0 {
         return Err(PyValueError::new_err(format!("{what} must be a number >= 0, got {x}")));
@@ -278,8 +284,7 @@ impl<const D: usize> Features<D> {
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let points = rows::<f64, D>(points, "points")?;
-        let opts =
-            QueryOptions { max_distance: check_distance(max_distance, "max_distance")?, threads: threads.unwrap_or(0) };
+        let opts = query_options(max_distance, threads)?;
         let out = py.detach(|| {
             let hits = self.index.nearest_many(points, &opts);
             Columns::fill(&hits, None, threads, |h| {
@@ -476,8 +481,7 @@ impl SegmentIndex {
         max_distance: f64,
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let opts =
-            QueryOptions { max_distance: check_distance(max_distance, "max_distance")?, threads: threads.unwrap_or(0) };
+        let opts = query_options(max_distance, threads)?;
         on_dim!(self, f => f.many(py, &points, threads, |i, p| i.k_nearest_many(p, k, &opts)))
     }
 
@@ -490,7 +494,7 @@ impl SegmentIndex {
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let radius = check_distance(radius, "radius")?;
-        let opts = QueryOptions { threads: threads.unwrap_or(0), ..QueryOptions::default() };
+        let opts = query_options(f64::INFINITY, threads)?;
         on_dim!(self, f => f.many(py, &points, threads, |i, p| i.within_many(p, radius, &opts)))
     }
 

@@ -673,17 +673,21 @@ impl<const D: usize> Block<D> {
                 }
             }
         }
-        // (A reused block may hold the last call's shared vertices.)
-        self.fixed_a = None;
-        self.fixed_b = None;
-        match a {
-            Src::Fixed(v) => self.fixed_a = Some(v.map(T::to_f64)),
-            Src::Points(pts) => cols(&mut self.a, pts, i, m),
-        }
-        match b {
-            Src::Fixed(v) => self.fixed_b = Some(v.map(T::to_f64)),
-            Src::Points(pts) => cols(&mut self.b, pts, i, m),
-        }
+        // Both set on every fill: a reused block may hold the last call's.
+        self.fixed_a = match a {
+            Src::Fixed(v) => Some(v.map(T::to_f64)),
+            Src::Points(pts) => {
+                cols(&mut self.a, pts, i, m);
+                None
+            }
+        };
+        self.fixed_b = match b {
+            Src::Fixed(v) => Some(v.map(T::to_f64)),
+            Src::Points(pts) => {
+                cols(&mut self.b, pts, i, m);
+                None
+            }
+        };
         cols(&mut self.p, p, i, m);
     }
 
