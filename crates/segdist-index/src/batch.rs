@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use crate::index::{Found, Group, Index, Scratch, Want};
+use crate::index::{Found, Group, Index, Pending, Pick, Scratch, Want};
 use crate::mem::{big_vec, big_vec_of};
 use crate::Hit;
 
@@ -39,6 +39,10 @@ const GROUP_LEAVES: usize = 64;
 
 /// Beyond this many candidate segments likewise.
 const GROUP_SEGMENTS: usize = 256;
+
+/// Group answers evaluated together (see `Pending`): enough to keep the
+/// batch kernel's lanes busy, few enough to stay in the first-level cache.
+const PENDING: usize = 128;
 
 /// Queries per unit of parallel work: large enough that a chunk's first
 /// query, which starts without a hint, is a small part of it.
@@ -137,6 +141,7 @@ impl<const D: usize> Index<D> {
             let mut scratch = Scratch::default();
             let mut leaves = Vec::with_capacity(GROUP_LEAVES);
             let mut cands = Group::default();
+            let mut pending = Pending::default();
             let mut next = 0;
             let mut hint: Option<u32> = None;
             // Groups shrink while they fail (queries sparse next to the
@@ -161,7 +166,15 @@ impl<const D: usize> Index<D> {
                 for p in group {
                     let f = match hint {
                         // (The group's box holds every finite point of it.)
-                        Some(_) if shared => self.nearest_in_group(p, opts.max_distance, &mut cands, runner_up),
+                        Some(_) if shared => match self.nearest_in_group(p, opts.max_distance, &mut cands, runner_up) {
+                            Pick::Done(f) => f,
+                            Pick::Only { slot, runner_up } => {
+                                pending.push(self, p, slot, runner_up, next);
+                                hint = Some(slot);
+                                next += 1;
+                                continue;
+                            }
+                        },
                         _ => self.nearest_found(p, opts.max_distance, hint, &mut scratch),
                     };
                     if let Some(f) = &f {
@@ -169,6 +182,9 @@ impl<const D: usize> Index<D> {
                     }
                     out[next] = f.map(map);
                     next += 1;
+                }
+                if pending.len() >= PENDING || rest.is_empty() {
+                    pending.flush(self, opts.max_distance, |at, f| out[at] = f.map(map));
                 }
             }
         };

@@ -299,16 +299,30 @@ struct Evals<const D: usize> {
 impl<const D: usize> Evals<D> {
     /// The accurate projection of `p` onto every candidate, into `out`.
     fn project(&mut self, index: &Index<D>, p: &[f64; D], cands: &[(f64, u32)]) {
-        let n = cands.len();
+        self.clear();
+        for &(_, slot) in cands {
+            self.push(index, p, slot);
+        }
+        self.run();
+    }
+
+    fn clear(&mut self) {
         self.a.clear();
         self.b.clear();
         self.p.clear();
-        for &(_, slot) in cands {
-            let i = slot as usize;
-            self.a.push(std::array::from_fn(|k| index.seg_a(k, i)));
-            self.b.push(std::array::from_fn(|k| index.seg_b(k, i)));
-        }
-        self.p.resize(n, *p);
+    }
+
+    /// One more pair to project: `p` onto the segment in `slot`.
+    fn push(&mut self, index: &Index<D>, p: &[f64; D], slot: u32) {
+        let i = slot as usize;
+        self.a.push(std::array::from_fn(|k| index.seg_a(k, i)));
+        self.b.push(std::array::from_fn(|k| index.seg_b(k, i)));
+        self.p.push(*p);
+    }
+
+    /// The accurate projection of every pair pushed, into `out`.
+    fn run(&mut self) {
+        let n = self.p.len();
         let r = &mut self.out;
         r.distance.resize(n, 0.0);
         r.distance_squared.resize(n, 0.0);
@@ -327,6 +341,71 @@ impl<const D: usize> Evals<D> {
         // here can make the call fail.
         segdist::batch::pairs(&self.a[..], &self.b[..], &self.p[..], out, &opts).expect("a valid batch");
     }
+
+    /// The `j`-th projection of the last run.
+    fn get(&self, j: usize) -> Projection<f64, D> {
+        let r = &self.out;
+        Projection {
+            point: r.point[j],
+            t: r.t[j],
+            distance: r.distance[j],
+            distance_squared: r.distance_squared[j],
+            region: r.region[j],
+        }
+    }
+}
+
+/// Group answers still to be evaluated: each query whose group scan left
+/// one candidate, projected later with many others by the batch kernel
+/// (the scalar kernel's bits at a fraction of its time: one query's
+/// projection is a long chain of dependent operations, the batch kernel
+/// runs several side by side).
+#[derive(Default)]
+pub(crate) struct Pending<const D: usize> {
+    evals: Evals<D>,
+    /// Each pair's position in the output and its runner-up bound.
+    at: Vec<(usize, f64)>,
+    slot: Vec<u32>,
+}
+
+impl<const D: usize> Pending<D> {
+    /// How many pairs wait.
+    pub(crate) fn len(&self) -> usize {
+        self.at.len()
+    }
+
+    /// The answer at output position `at`: `p` projected onto `slot`.
+    pub(crate) fn push(&mut self, index: &Index<D>, p: &[f64; D], slot: u32, runner_up: f64, at: usize) {
+        self.evals.push(index, p, slot);
+        self.at.push((at, runner_up));
+        self.slot.push(slot);
+    }
+
+    /// Evaluates every pair, handing `put` each output position and its
+    /// answer (`None` beyond `limit`); leaves none waiting.
+    pub(crate) fn flush(&mut self, index: &Index<D>, limit: f64, mut put: impl FnMut(usize, Option<Found<D>>)) {
+        if self.at.is_empty() {
+            return;
+        }
+        self.evals.run();
+        for (j, (&(at, runner_up), &slot)) in self.at.iter().zip(&self.slot).enumerate() {
+            let f = Found { runner_up, ..index.found(slot, self.evals.get(j)) };
+            put(at, (f.proj.distance <= limit).then_some(f));
+        }
+        self.evals.clear();
+        self.at.clear();
+        self.slot.clear();
+    }
+}
+
+/// A group search's answer for one query (see
+/// [`Index::nearest_in_group`]).
+pub(crate) enum Pick<const D: usize> {
+    /// The answer (`None`: nothing within the limit).
+    Done(Option<Found<D>>),
+    /// The one candidate left: the answer if its accurate distance is
+    /// within the limit; not evaluated yet (see [`Pending`]).
+    Only { slot: u32, runner_up: f64 },
 }
 
 thread_local! {
@@ -764,7 +843,9 @@ impl<const D: usize> Index<D> {
     }
 
     /// Nearest segment to `p` among the group's candidates, which must hold
-    /// every segment within the group bound of `p` (see `gather`).
+    /// every segment within the group bound of `p` (see `gather`). Where
+    /// the scan leaves one candidate it is the answer if within `limit`,
+    /// and is returned unevaluated ([`Pick::Only`]).
     ///
     /// The scan is the clamped projection with `b − a` and `1/|b − a|²`
     /// precomputed, over all candidates at once. Its error: `t̃` lies in
@@ -774,15 +855,9 @@ impl<const D: usize> Index<D> {
     /// plus `|t̃ − t|·|b − a|` (at most `16·u·M`, or `|b − a| < 2^-484` where
     /// `|b − a|²` underflows). `K_GROUP = 64·u` covers both with room.
     #[inline]
-    pub(crate) fn nearest_in_group(
-        &self,
-        p: &[f64; D],
-        limit: f64,
-        g: &mut Group<D>,
-        runner_up: bool,
-    ) -> Option<Found<D>> {
+    pub(crate) fn nearest_in_group(&self, p: &[f64; D], limit: f64, g: &mut Group<D>, runner_up: bool) -> Pick<D> {
         if g.count == 0 || p.iter().any(|c| !c.is_finite()) {
-            return None;
+            return Pick::Done(None);
         }
         // Padding lanes give +inf; real ones are finite (no overflow below
         // FAST_RANGE, checked by `gather`).
@@ -797,6 +872,10 @@ impl<const D: usize> Index<D> {
         // lower = d̃ − K(M + d̃) − floor <= bound  ⟺  d̃ <= (bound + K·M + floor) / (1 − K).
         let cut = (bound * (1.0 + SLACK) + K_GROUP * m + E_FLOOR) / (1.0 - K_GROUP) * (1.0 + SLACK);
         let cut2 = cut * cut * (1.0 + SLACK);
+        // The first lane that passes waits: if it stays the only one, it
+        // is the answer, evaluated later in a batch.
+        let mut first: Option<usize> = None;
+        let mut many = false;
         let mut found: Option<(Found<D>, usize)> = None;
         for (i, d2) in g.d2.iter().enumerate() {
             let mut mask = 0u32;
@@ -807,18 +886,33 @@ impl<const D: usize> Index<D> {
                 let c = i * B + mask.trailing_zeros() as usize;
                 mask &= mask - 1;
                 // (A padding lane never passes; the guard keeps it so.)
-                let Some(&slot) = g.slot.get(c) else { continue };
-                let f = self.evaluate(p, slot);
-                if f.proj.distance <= limit && found.as_ref().is_none_or(|(b, _)| f.before(b)) {
-                    found = Some((f, c));
+                if c >= g.count {
+                    continue;
+                }
+                // A second one: both are evaluated, and every one after.
+                let waiting = first.take();
+                if waiting.is_none() && !many {
+                    first = Some(c);
+                    continue;
+                }
+                many = true;
+                for c in waiting.into_iter().chain([c]) {
+                    let f = self.evaluate(p, g.slot[c]);
+                    if f.proj.distance <= limit && found.as_ref().is_none_or(|(b, _)| f.before(b)) {
+                        found = Some((f, c));
+                    }
                 }
             }
         }
-        let (mut f, lane) = found?;
-        if runner_up {
-            f.runner_up = runner_up_bound(g, lane);
+        let mut bound = |lane| if runner_up { runner_up_bound(g, lane) } else { 0.0 };
+        if let Some(c) = first {
+            let runner_up = bound(c);
+            return Pick::Only { slot: g.slot[c], runner_up };
         }
-        Some(f)
+        Pick::Done(found.map(|(mut f, lane)| {
+            f.runner_up = bound(lane);
+            f
+        }))
     }
 }
 
@@ -1049,20 +1143,10 @@ impl<const D: usize> Index<D> {
         // kernel's bits, several at a time), then ranked.
         let ev = evals_of::<D>(&mut s.evals);
         ev.project(self, p, &s.cands);
-        let r = &ev.out;
         let mut found: Vec<Found<D>> = (0..s.cands.len())
+            .map(|j| self.found(s.cands[j].1, ev.get(j)))
             // (Never NaN: the query point is finite.)
-            .filter(|&j| r.distance[j] <= limit)
-            .map(|j| {
-                let proj = Projection {
-                    point: r.point[j],
-                    t: r.t[j],
-                    distance: r.distance[j],
-                    distance_squared: r.distance_squared[j],
-                    region: r.region[j],
-                };
-                self.found(s.cands[j].1, proj)
-            })
+            .filter(|f| f.proj.distance <= limit)
             .collect();
         found.sort_unstable_by(Found::order);
         found.truncate(keep);
