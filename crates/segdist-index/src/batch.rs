@@ -144,6 +144,9 @@ impl<const D: usize> Index<D> {
             let mut pending = Pending::default();
             let mut next = 0;
             let mut hint: Option<u32> = None;
+            // The last group's answers, and the segments among them.
+            let mut answers: Vec<u32> = Vec::with_capacity(GROUP);
+            let mut near = Group::default();
             // Groups shrink while they fail (queries sparse next to the
             // segments: too many candidates) and grow back while they work.
             let mut size = GROUP;
@@ -151,15 +154,21 @@ impl<const D: usize> Index<D> {
             while !rest.is_empty() {
                 let (group, tail) = rest.split_at(size.min(rest.len()));
                 rest = tail;
-                // With a hint, the group's candidates are found once: every
-                // answer lies within the hint segment's upper bound of its
-                // query, so it is a segment whose box meets the box around
-                // those balls, in a leaf that meets it too.
-                let shared = hint.is_some_and(|h| {
+                // After a first answer, the group's candidates are found
+                // once: each point's answer is no farther than the nearest
+                // of the last group's answers (usually close, the curve
+                // being continuous), so it is a segment whose box meets the
+                // group's box padded by the largest such distance, in a leaf
+                // that meets it too.
+                if let (true, Some(h)) = (answers.is_empty(), hint) {
+                    answers.push(h);
+                }
+                let shared = hint.is_some() && {
                     let bbox = bounding_box(group);
-                    let u = self.reach(&bbox, &[h]).min(opts.max_distance);
+                    let u = self.reach_of(group, &bbox, &answers, &mut near).min(opts.max_distance);
                     self.share(&bbox, u, &mut leaves, &mut cands, &mut scratch)
-                });
+                };
+                answers.clear();
                 if hint.is_some() {
                     size = if shared { (size * 2).min(GROUP) } else { (size / 2).max(1) };
                 }
@@ -171,6 +180,7 @@ impl<const D: usize> Index<D> {
                             Pick::Only { slot, runner_up } => {
                                 pending.push(self, p, slot, runner_up, next);
                                 hint = Some(slot);
+                                answers.push(slot);
                                 next += 1;
                                 continue;
                             }
@@ -179,6 +189,7 @@ impl<const D: usize> Index<D> {
                     };
                     if let Some(f) = &f {
                         hint = Some(f.slot);
+                        answers.push(f.slot);
                     }
                     out[next] = f.map(map);
                     next += 1;

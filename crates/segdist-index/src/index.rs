@@ -482,27 +482,7 @@ impl<const D: usize> Group<D> {
         self.d2.clear();
         let mut least = [f64::INFINITY; B];
         for ch in &self.chunks {
-            let mut dot = [0.0; B];
-            for k in 0..D {
-                for c in 0..B {
-                    dot[c] += (p[k] - ch.a[k][c]) * ch.ab[k][c];
-                }
-            }
-            let mut t = [0.0; B];
-            for c in 0..B {
-                // NaN (0·inf) clamps to 1: t stays in [0, 1] whatever
-                // happens (`clamp` would pass the NaN on).
-                #[allow(clippy::manual_clamp)]
-                let tc = (dot[c] * ch.inv[c]).min(1.0).max(0.0);
-                t[c] = tc;
-            }
-            let mut d2 = [0.0; B];
-            for k in 0..D {
-                for c in 0..B {
-                    let v = (p[k] - ch.a[k][c]) - t[c] * ch.ab[k][c];
-                    d2[c] += v * v;
-                }
-            }
+            let d2 = ch.distances(p);
             for c in 0..B {
                 least[c] = fmin(least[c], d2[c]);
             }
@@ -510,6 +490,82 @@ impl<const D: usize> Group<D> {
         }
         least.iter().fold(f64::INFINITY, |m, &d| fmin(m, d))
     }
+}
+
+impl<const D: usize> Group<D> {
+    /// The largest over `points` (those with finite coordinates) of the
+    /// least squared distance to a candidate, by the scan's arithmetic.
+    #[inline(always)]
+    fn farthest(&self, points: &[[f64; D]]) -> f64 {
+        let mut far = 0.0f64;
+        for p in points {
+            if !p.iter().all(|c| c.is_finite()) {
+                continue;
+            }
+            let mut least = [f64::INFINITY; B];
+            for ch in &self.chunks {
+                let d2 = ch.distances(p);
+                for c in 0..B {
+                    least[c] = fmin(least[c], d2[c]);
+                }
+            }
+            far = fmax(far, least.iter().fold(f64::INFINITY, |m, &d| fmin(m, d)));
+        }
+        far
+    }
+}
+
+impl<const D: usize> Chunk<D> {
+    /// The fast squared distances from `p` to the chunk's segments.
+    #[inline(always)]
+    fn distances(&self, p: &[f64; D]) -> [f64; B] {
+        let mut dot = [0.0; B];
+        for k in 0..D {
+            for c in 0..B {
+                dot[c] += (p[k] - self.a[k][c]) * self.ab[k][c];
+            }
+        }
+        let mut t = [0.0; B];
+        for c in 0..B {
+            // NaN (0·inf) clamps to 1: t stays in [0, 1] whatever
+            // happens (`clamp` would pass the NaN on).
+            #[allow(clippy::manual_clamp)]
+            let tc = (dot[c] * self.inv[c]).min(1.0).max(0.0);
+            t[c] = tc;
+        }
+        let mut d2 = [0.0; B];
+        for k in 0..D {
+            for c in 0..B {
+                let v = (p[k] - self.a[k][c]) - t[c] * self.ab[k][c];
+                d2[c] += v * v;
+            }
+        }
+        d2
+    }
+}
+
+/// [`Group::farthest`] compiled for the widest vectors the CPU has.
+fn farthest_group<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f")]
+        unsafe fn avx512<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> f64 {
+            g.farthest(points)
+        }
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> f64 {
+            g.farthest(points)
+        }
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F, checked just above.
+            return unsafe { avx512(g, points) };
+        }
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            return unsafe { avx2(g, points) };
+        }
+    }
+    g.farthest(points)
 }
 
 /// [`Group::scan`] compiled for the widest vectors the CPU has (chosen at
@@ -840,6 +896,44 @@ impl<const D: usize> Index<D> {
         g.m = m;
         g.count = g.slot.len();
         m < FAST_RANGE
+    }
+
+    /// An upper bound on the distance from each of `points` (those with
+    /// finite coordinates, all inside `bbox`) to its nearest segment: the
+    /// largest over the points of the distance to the nearest of `slots`
+    /// (the previous group's answers), by the group scan with its error
+    /// bound (see [`nearest_in_group`](Self::nearest_in_group)); `+inf`
+    /// beyond the scan's trusted range. `g` holds those segments after.
+    pub(crate) fn reach_of(
+        &self,
+        points: &[[f64; D]],
+        bbox: &([f64; D], [f64; D]),
+        slots: &[u32],
+        g: &mut Group<D>,
+    ) -> f64 {
+        g.chunks.clear();
+        g.slot.clear();
+        let mut m = bbox.0.iter().chain(&bbox.1).fold(0.0f64, |m, c| m.max(c.abs()));
+        for &slot in slots {
+            if g.slot.contains(&slot) {
+                continue;
+            }
+            let i = slot as usize;
+            let a: [f64; D] = std::array::from_fn(|k| self.seg_a(k, i));
+            let ab: [f64; D] = std::array::from_fn(|k| self.seg_b(k, i) - a[k]);
+            let l: f64 = ab.iter().map(|c| c * c).sum();
+            for k in 0..D {
+                m = fmax(fmax(m, a[k].abs()), self.seg_b(k, i).abs());
+            }
+            g.push(a, ab, if l > 0.0 { 1.0 / l } else { 0.0 }, slot);
+        }
+        g.count = g.slot.len();
+        g.m = m;
+        if g.count == 0 || !(m < FAST_RANGE) {
+            return f64::INFINITY;
+        }
+        let d = farthest_group(g, points).sqrt();
+        (d + K_GROUP * (m + d) + E_FLOOR) * (1.0 + SLACK)
     }
 
     /// Nearest segment to `p` among the group's candidates, which must hold
