@@ -929,7 +929,7 @@ impl<const D: usize> Index<D> {
         }
         g.count = g.slot.len();
         g.m = m;
-        if g.count == 0 || !(m < FAST_RANGE) {
+        if g.count == 0 || m >= FAST_RANGE {
             return f64::INFINITY;
         }
         let d = farthest_group(g, points).sqrt();
