@@ -963,34 +963,31 @@ impl<const D: usize> Index<D> {
         } else {
             limit
         };
-        // lower = d̃ − K(M + d̃) − floor <= bound  ⟺  d̃ <= (bound + K·M + floor) / (1 − K).
-        let cut = (bound * (1.0 + SLACK) + K_GROUP * m + E_FLOOR) / (1.0 - K_GROUP) * (1.0 + SLACK);
-        let cut2 = cut * cut * (1.0 + SLACK);
-        // The first lane that passes waits: if it stays the only one, it
-        // is the answer, evaluated later in a batch.
-        let mut first: Option<usize> = None;
-        let mut many = false;
-        let mut found: Option<(Found<D>, usize)> = None;
+        let cut2 = cut2(bound, m);
+        // Which lanes pass, counted without a branch (which one passes is
+        // unpredictable; the usual count, one, is not): one that passes
+        // alone is the answer, evaluated later in a batch.
+        let (mut count, mut first) = (0, usize::MAX);
         for (i, d2) in g.d2.iter().enumerate() {
             let mut mask = 0u32;
             for c in 0..B {
                 mask |= u32::from(d2[c] <= cut2) << c;
             }
-            while mask != 0 {
-                let c = i * B + mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                // (A padding lane never passes; the guard keeps it so.)
-                if c >= g.count {
-                    continue;
+            let lane = i * B + mask.trailing_zeros() as usize;
+            first = if first == usize::MAX && mask != 0 { lane } else { first };
+            count += mask.count_ones();
+        }
+        // (A padding lane never passes: its d² is +inf.)
+        let mut found: Option<(Found<D>, usize)> = None;
+        if count > 1 {
+            for (i, d2) in g.d2.iter().enumerate() {
+                let mut mask = 0u32;
+                for c in 0..B {
+                    mask |= u32::from(d2[c] <= cut2) << c;
                 }
-                // A second one: both are evaluated, and every one after.
-                let waiting = first.take();
-                if waiting.is_none() && !many {
-                    first = Some(c);
-                    continue;
-                }
-                many = true;
-                for c in waiting.into_iter().chain([c]) {
+                while mask != 0 {
+                    let c = i * B + mask.trailing_zeros() as usize;
+                    mask &= mask - 1;
                     let f = self.evaluate(p, g.slot[c]);
                     if f.proj.distance <= limit && found.as_ref().is_none_or(|(b, _)| f.before(b)) {
                         found = Some((f, c));
@@ -998,16 +995,29 @@ impl<const D: usize> Index<D> {
                 }
             }
         }
+        let only = count == 1 && first < g.count;
         let mut bound = |lane| if runner_up { runner_up_bound(g, lane) } else { 0.0 };
-        if let Some(c) = first {
-            let runner_up = bound(c);
-            return Pick::Only { slot: g.slot[c], runner_up };
+        if only {
+            let runner_up = bound(first);
+            return Pick::Only { slot: g.slot[first], runner_up };
         }
         Pick::Done(found.map(|(mut f, lane)| {
             f.runner_up = bound(lane);
             f
         }))
     }
+}
+
+/// The largest scanned d² of a segment that may lie within `bound`, for a
+/// scan whose magnitudes are at most `m` (see
+/// [`Index::nearest_in_group`]): its lower bound `d̃ − K(m + d̃) − floor` is
+/// at most `bound` exactly when `d̃ <= (bound + K·m + floor) / (1 − K)`.
+/// Dividing by `1 − K` is multiplying by at most `1 + 2K` (`K < 1/2`),
+/// which is cheaper; the rounding of all this is far inside `SLACK`.
+#[inline(always)]
+fn cut2(bound: f64, m: f64) -> f64 {
+    let cut = (bound * (1.0 + SLACK) + K_GROUP * m + E_FLOOR) * (1.0 + 2.0 * K_GROUP) * (1.0 + SLACK);
+    cut * cut * (1.0 + SLACK)
 }
 
 /// The `k`-th smallest of the group's scanned d² if at least `k` lie below
@@ -1201,9 +1211,7 @@ impl<const D: usize> Index<D> {
                 bound = fmin(bound, (d + K_GROUP * (m + d) + E_FLOOR) * (1.0 + SLACK));
             }
         }
-        // lower = d̃ − K(M + d̃) − floor <= bound  ⟺  d̃ <= (bound + K·M + floor) / (1 − K).
-        let cut = (bound * (1.0 + SLACK) + K_GROUP * m + E_FLOOR) / (1.0 - K_GROUP) * (1.0 + SLACK);
-        let cut2 = cut * cut * (1.0 + SLACK);
+        let cut2 = cut2(bound, m);
         for (i, d2) in g.d2.iter().enumerate() {
             let mut mask = 0u32;
             for c in 0..B {
