@@ -68,7 +68,7 @@ impl<const D: usize> Index<D> {
     /// ```
     #[must_use]
     pub fn nearest_many(&self, points: &[[f64; D]], opts: &QueryOptions) -> Vec<Option<crate::Hit<D>>> {
-        self.nearest_in_order(points, opts, &|f| self.hit(&f), false)
+        self.nearest_in_order(points, opts, &|f| self.hit(&f), false).to_vec()
     }
 
     /// [`nearest_many`](Self::nearest_many), each answer with a lower bound
@@ -96,11 +96,39 @@ impl<const D: usize> Index<D> {
         points: &[[f64; D]],
         opts: &QueryOptions,
     ) -> Vec<Option<(crate::Hit<D>, f64)>> {
-        self.nearest_in_order(points, opts, &|f| (self.hit(&f), f.runner_up), true)
+        self.nearest_in_order(points, opts, &|f| (self.hit(&f), f.runner_up), true).to_vec()
     }
 
-    /// Runs the coherent batch search; the results, mapped by `map`, in
-    /// input order.
+    /// The nearest segment to every point, mapped by `map` (run on the
+    /// search's threads, in the order it visits the points: lookups keyed
+    /// by the answer, such as attributes of the segment's feature, then
+    /// stay in cache), and left in that order: read in input order through
+    /// [`Answers::get`] or [`Answers::iter`], or copied into it by
+    /// [`Answers::to_vec`]. Answers as [`nearest_many`](Self::nearest_many),
+    /// without its copy into input order where the caller converts the
+    /// answers anyway (into columns, say).
+    ///
+    /// ```
+    /// use segdist_index::{Index, QueryOptions};
+    ///
+    /// let index = Index::<2>::from_segments(&[[[0.0, 0.0], [10.0, 0.0]], [[0.0, 4.0], [10.0, 4.0]]])?;
+    /// let points = [[1.0, 1.0], [2.0, 3.5], [f64::NAN, 0.0]];
+    /// let features = index.nearest_many_map(&points, &QueryOptions::default(), |hit| hit.feature);
+    /// assert_eq!(features.len(), 3);
+    /// assert_eq!(features.get(1), Some(Some(1)));
+    /// assert_eq!(features.iter().collect::<Vec<_>>(), [Some(0), Some(1), None]);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    pub fn nearest_many_map<R: Copy + Send + Sync>(
+        &self,
+        points: &[[f64; D]],
+        opts: &QueryOptions,
+        map: impl Fn(Hit<D>) -> R + Sync,
+    ) -> Answers<R> {
+        self.nearest_in_order(points, opts, &|f| map(self.hit(&f)), false)
+    }
+
+    /// Runs the coherent batch search; the results, mapped by `map`.
     /// `runner_up`: also bound every other segment's distance (see
     /// [`nearest_many_with_runner_up`](Self::nearest_many_with_runner_up)).
     pub(crate) fn nearest_in_order<R: Copy + Send + Sync>(
@@ -109,14 +137,20 @@ impl<const D: usize> Index<D> {
         opts: &QueryOptions,
         map: &(dyn Fn(Found<D>) -> R + Sync),
         runner_up: bool,
-    ) -> Vec<Option<R>> {
+    ) -> Answers<R> {
         // Positions are held as u32: beyond that, batch by batch.
         const MAX: usize = 1 << 31;
         if points.len() > MAX {
-            return points.chunks(MAX).flat_map(|part| self.nearest_in_order(part, opts, map, runner_up)).collect();
+            // (In input order: no `at`.)
+            let mut all = Answers { at: Vec::new(), found: Vec::new(), threads: opts.threads };
+            for part in points.chunks(MAX) {
+                let a = self.nearest_in_order(part, opts, map, runner_up);
+                all.found.extend(a.iter());
+            }
+            return all;
         }
         if points.is_empty() {
-            return Vec::new();
+            return Answers { at: Vec::new(), found: Vec::new(), threads: opts.threads };
         }
         // Every pass but the radix sort runs on all the workers.
         with_threads(
@@ -135,7 +169,7 @@ impl<const D: usize> Index<D> {
         map: &(dyn Fn(Found<D>) -> R + Sync),
         runner_up: bool,
         par: bool,
-    ) -> Vec<Option<R>> {
+    ) -> Answers<R> {
         let (order, sorted) = self.in_curve_order(points, par);
         let run = |(chunk, out): (&[[f64; D]], &mut [Option<R>])| {
             let mut scratch = Scratch::default();
@@ -208,20 +242,11 @@ impl<const D: usize> Index<D> {
             results = big_vec_of(None, sorted.len());
             run((&sorted, &mut results));
         }
-        // Back to input order by reading through the inverse permutation:
-        // random reads overlap, random writes of whole results would not.
         let mut at = big_vec_of(0u32, order.len());
         for (i, &o) in order.iter().enumerate() {
             at[o as usize] = i as u32;
         }
-        let pick = |&i: &u32| results[i as usize];
-        let mut back = big_vec(at.len());
-        if par {
-            back.par_extend(at.par_iter().map(pick));
-        } else {
-            back.extend(at.iter().map(pick));
-        }
-        back
+        Answers { at, found: results, threads: opts.threads }
     }
 
     /// The `k` nearest segments to every point (each list nearest first,
@@ -436,6 +461,82 @@ impl<const D: usize> Index<D> {
         let mut order = big_vec(keyed.len());
         order.extend(keyed.iter().map(|&k| k as u32));
         order
+    }
+}
+
+/// The answers of a batch search ([`Index::nearest_many_map`]), held in
+/// the order the search visited the points; [`get`](Self::get) and
+/// [`iter`](Self::iter) read them in input order.
+///
+/// ```
+/// use segdist_index::{Index, QueryOptions};
+///
+/// let index = Index::<2>::from_segments(&[[[0.0, 0.0], [10.0, 0.0]]])?;
+/// let answers = index.nearest_many_map(&[[3.0, 2.0]], &QueryOptions::default(), |hit| hit.distance);
+/// assert_eq!(answers.to_vec(), [Some(2.0)]);
+/// assert_eq!(answers.get(1), None); // no second point
+/// # Ok::<(), segdist_index::BuildError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Answers<R> {
+    /// Input position → position in `found` (empty: `found` is in input
+    /// order).
+    at: Vec<u32>,
+    found: Vec<Option<R>>,
+    /// The search's `threads`, for `to_vec`.
+    threads: usize,
+}
+
+impl<R: Copy + Send + Sync> Answers<R> {
+    /// The number of points asked about.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.found.len()
+    }
+
+    /// Whether no point was asked about.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.found.is_empty()
+    }
+
+    /// The answer for input point `i` (`Some(None)`: nothing found for it;
+    /// `None`: there is no point `i`).
+    #[must_use]
+    pub fn get(&self, i: usize) -> Option<Option<R>> {
+        if self.at.is_empty() {
+            return self.found.get(i).copied();
+        }
+        let j = *self.at.get(i)? as usize;
+        Some(self.found[j])
+    }
+
+    /// Every answer, in input order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Option<R>> + '_ {
+        (0..self.len()).map(|i| self.get(i).flatten())
+    }
+
+    /// Every answer in input order, copied on the search's threads (random
+    /// reads overlap, where random writes of whole answers would not).
+    #[must_use]
+    pub fn to_vec(&self) -> Vec<Option<R>> {
+        if self.at.is_empty() {
+            return self.found.clone();
+        }
+        let pick = |&i: &u32| self.found[i as usize];
+        with_threads(
+            self.threads,
+            || {
+                let mut back = big_vec(self.at.len());
+                back.par_extend(self.at.par_iter().map(pick));
+                back
+            },
+            || {
+                let mut back = big_vec(self.at.len());
+                back.extend(self.at.iter().map(pick));
+                back
+            },
+        )
     }
 }
 

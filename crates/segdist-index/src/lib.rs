@@ -49,10 +49,12 @@ mod batch;
 mod build;
 mod hilbert;
 mod index;
-mod mem;
+// Public for segdist-py's output columns; not part of the API.
+#[doc(hidden)]
+pub mod mem;
 mod polyline;
 
-pub use batch::QueryOptions;
+pub use batch::{Answers, QueryOptions};
 pub use build::{BuildError, IndexBuilder};
 pub use index::{Hit, Index, Index2, Index3};
 pub use polyline::{along, cumulative, cumulative_lengths, fraction, Location, Polyline};

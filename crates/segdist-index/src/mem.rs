@@ -16,6 +16,16 @@ pub(crate) fn big_vec<T>(n: usize) -> Vec<T> {
     v
 }
 
+/// `vec![x; n]` advised for huge pages when large. For a zero `x` (of a
+/// number type or arrays of them) that is memory the system hands over
+/// zeroed, not written here: its pages are faulted in by whichever threads
+/// write them first.
+pub fn vec_of<T: Clone>(x: T, n: usize) -> Vec<T> {
+    let v = vec![x; n];
+    advise(v.as_ptr() as usize, n.saturating_mul(std::mem::size_of::<T>()));
+    v
+}
+
 /// `n` copies of `x` in a [`big_vec`].
 pub(crate) fn big_vec_of<T: Clone>(x: T, n: usize) -> Vec<T> {
     let mut v = big_vec(n);
@@ -23,9 +33,11 @@ pub(crate) fn big_vec_of<T: Clone>(x: T, n: usize) -> Vec<T> {
     v
 }
 
-/// Below this, a system call costs more than the faults it saves.
+/// Below this, a system call costs more than the faults it saves (a 4 MB
+/// buffer holds at least one whole, aligned 2 MB page; a column of a
+/// million `f64`, 8,000,000 bytes, must be in).
 #[cfg(target_os = "linux")]
-const MIN_BYTES: usize = 8 << 20;
+const MIN_BYTES: usize = 4 << 20;
 
 #[cfg(target_os = "linux")]
 fn advise(addr: usize, len: usize) {

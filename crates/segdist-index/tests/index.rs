@@ -105,6 +105,12 @@ fn check<const D: usize>(features: &Features<D>, queries: &[[f64; D]], radius: f
         }
         let batch = index.nearest_many(queries, &opts);
         assert_eq!(batch.len(), queries.len());
+        // The answers left in search order read back in input order.
+        let mapped = index.nearest_many_map(queries, &opts, |h| bits(&h));
+        assert_eq!(mapped.len(), queries.len());
+        assert_eq!(mapped.iter().collect::<Vec<_>>(), batch.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>());
+        assert_eq!(mapped.to_vec(), mapped.iter().collect::<Vec<_>>());
+        assert_eq!(mapped.get(queries.len()), None);
         for ((b, s), p) in batch.iter().zip(&singles).zip(queries) {
             same(&b.iter().copied().collect::<Vec<_>>(), &s.iter().copied().collect::<Vec<_>>(), "nearest_many", *p);
         }
@@ -398,6 +404,8 @@ fn bad_query_arguments_find_nothing() {
     let opts = QueryOptions::default();
     let mut pts: Vec<[f64; 2]> = (0..100).map(|i| [0.01 * f64::from(i), 0.5]).collect();
     pts.extend([[f64::NAN, 0.0], [0.0, f64::INFINITY], [0.5, 0.0], [0.5, 1e-300]]);
+    let none = index.nearest_many_map(&[], &opts, |h| h.feature);
+    assert!(none.is_empty() && none.get(0).is_none() && none.to_vec().is_empty());
     for radius in [-1.0, f64::NAN, 0.0, 0.3, f64::INFINITY] {
         let want: Vec<Vec<_>> = pts.iter().map(|p| index.within(*p, radius).iter().map(bits).collect()).collect();
         let got: Vec<Vec<_>> =

@@ -188,25 +188,24 @@ impl<'a, const D: usize> Rows<'a, D> {
 const FILL_CHUNK: usize = 1 << 14;
 
 impl<const D: usize> Columns<D> {
-    /// `hits` as columns, converted on all cores (fresh pages are faulted
-    /// in by the threads that write them).
-    fn fill<H: Sync>(
-        hits: &[H],
+    /// `n` rows, row `i` from `row(i)`, converted on all cores (fresh
+    /// pages are faulted in by the threads that write them).
+    fn fill(
+        n: usize,
         with_query: Option<Vec<i64>>,
         threads: Option<usize>,
-        row: impl Fn(&H) -> (Option<&Hit<D>>, (f64, f64)) + Sync,
+        row: impl Fn(usize) -> (Option<Hit<D>>, (f64, f64)) + Sync,
     ) -> PyResult<Self> {
-        let n = hits.len();
         let mut c = Columns {
             query: with_query,
-            feature: vec![0; n],
-            part: vec![0; n],
-            segment: vec![0; n],
-            t: vec![0.0; n],
-            point: vec![[0.0; D]; n],
-            distance: vec![0.0; n],
-            along: vec![0.0; n],
-            fraction: vec![0.0; n],
+            feature: segdist_index::mem::vec_of(0, n),
+            part: segdist_index::mem::vec_of(0, n),
+            segment: segdist_index::mem::vec_of(0, n),
+            t: segdist_index::mem::vec_of(0.0, n),
+            point: segdist_index::mem::vec_of([0.0; D], n),
+            distance: segdist_index::mem::vec_of(0.0, n),
+            along: segdist_index::mem::vec_of(0.0, n),
+            fraction: segdist_index::mem::vec_of(0.0, n),
         };
         let rows = Rows {
             feature: &mut c.feature,
@@ -218,28 +217,28 @@ impl<const D: usize> Columns<D> {
             along: &mut c.along,
             fraction: &mut c.fraction,
         };
-        fn go<const D: usize, H: Sync>(
+        fn go<const D: usize>(
             mut rows: Rows<'_, D>,
-            hits: &[H],
-            row: &(impl Fn(&H) -> (Option<&Hit<D>>, (f64, f64)) + Sync),
+            from: usize,
+            row: &(impl Fn(usize) -> (Option<Hit<D>>, (f64, f64)) + Sync),
             parallel: bool,
         ) {
-            if !parallel || hits.len() <= FILL_CHUNK {
-                for (i, h) in hits.iter().enumerate() {
-                    let (hit, at) = row(h);
-                    rows.set(i, hit, at);
+            let n = rows.feature.len();
+            if !parallel || n <= FILL_CHUNK {
+                for i in 0..n {
+                    let (hit, at) = row(from + i);
+                    rows.set(i, hit.as_ref(), at);
                 }
             } else {
-                let mid = hits.len() / 2;
+                let mid = n / 2;
                 let (r0, r1) = rows.split_at(mid);
-                let (h0, h1) = hits.split_at(mid);
-                rayon::join(|| go(r0, h0, row, true), || go(r1, h1, row, true));
+                rayon::join(|| go(r0, from, row, true), || go(r1, from + mid, row, true));
             }
         }
         if threads == Some(1) {
-            go(rows, hits, &row, false);
+            go(rows, 0, &row, false);
         } else {
-            with_threads(threads, || go(rows, hits, &row, true))?;
+            with_threads(threads, || go(rows, 0, &row, true))?;
         }
         Ok(c)
     }
@@ -286,9 +285,13 @@ impl<const D: usize> Features<D> {
         let points = rows::<f64, D>(points, "points")?;
         let opts = query_options(max_distance, threads)?;
         let out = py.detach(|| {
-            let hits = self.index.nearest_many(points, &opts);
-            Columns::fill(&hits, None, threads, |h| {
-                (h.as_ref(), h.as_ref().map_or((f64::NAN, f64::NAN), |h| self.along(h)))
+            // Distances along worked out in the search's (spatial) order,
+            // where the lookups stay in cache; no copy into input order but
+            // the columns themselves.
+            let hits = self.index.nearest_many_map(points, &opts, |h| (h, self.along(&h)));
+            Columns::fill(hits.len(), None, threads, |i| match hits.get(i).flatten() {
+                Some((h, along)) => (Some(h), along),
+                None => (None, (f64::NAN, f64::NAN)),
             })
         })?;
         out.into_py(py)
@@ -307,7 +310,7 @@ impl<const D: usize> Features<D> {
             let flat: Vec<(usize, Hit<D>)> =
                 hits.into_iter().enumerate().flat_map(|(q, hs)| hs.into_iter().map(move |h| (q, h))).collect();
             let query = flat.iter().map(|&(q, _)| q as i64).collect();
-            Columns::fill(&flat, Some(query), threads, |(_, h)| (Some(h), self.along(h)))
+            Columns::fill(flat.len(), Some(query), threads, |i| (Some(flat[i].1), self.along(&flat[i].1)))
         })?;
         out.into_py(py)
     }
