@@ -111,6 +111,8 @@ fn check<const D: usize>(features: &Features<D>, queries: &[[f64; D]], radius: f
         assert_eq!(mapped.iter().collect::<Vec<_>>(), batch.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>());
         assert_eq!(mapped.to_vec(), mapped.iter().collect::<Vec<_>>());
         assert_eq!(mapped.get(queries.len()), None);
+        let mid = queries.len() / 3..queries.len() / 2;
+        assert_eq!(mapped.range(mid.clone()).collect::<Vec<_>>(), mapped.iter().collect::<Vec<_>>()[mid]);
         for ((b, s), p) in batch.iter().zip(&singles).zip(queries) {
             same(&b.iter().copied().collect::<Vec<_>>(), &s.iter().copied().collect::<Vec<_>>(), "nearest_many", *p);
         }

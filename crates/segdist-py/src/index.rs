@@ -27,6 +27,10 @@ struct Features<const D: usize> {
     /// The distance along its feature of every vertex: parts follow one
     /// another, the gap between them not counted (as GEOS does).
     cum: Vec<f64>,
+    /// Each feature's first vertex and length: what `along` needs, in one
+    /// place (a batch's answers come in no order of feature, and every
+    /// lookup is a cache miss).
+    first_and_length: Vec<(usize, f64)>,
 }
 
 fn offsets(arr: &[i64], len: usize, what: &str) -> PyResult<Vec<usize>> {
@@ -63,19 +67,20 @@ impl<const D: usize> Features<D> {
             cum.extend_from_slice(&sums[1..]);
             debug_assert_eq!(cum.len(), part_start[f[1]]);
         }
-        Ok(Features { index, vertices, part_start, feature_part, cum })
-    }
-
-    /// The first vertex of the hit's part.
-    fn part_first_vertex(&self, h: &Hit<D>) -> usize {
-        self.part_start[self.feature_part[h.feature] + h.part]
+        let mut f = Features { index, vertices, part_start, feature_part, cum, first_and_length: Vec::new() };
+        f.first_and_length =
+            (0..f.feature_part.len() - 1).map(|i| (f.part_start[f.feature_part[i]], f.length(i))).collect();
+        Ok(f)
     }
 
     /// The distance along its feature of a hit, and as a fraction of the
     /// feature's length.
     fn along(&self, h: &Hit<D>) -> (f64, f64) {
-        let s = along(&self.cum[self.part_first_vertex(h)..], h.segment, h.t);
-        (s, fraction(&[0.0, self.length(h.feature)], s))
+        let (first, length) = self.first_and_length[h.feature];
+        // The first vertex of the hit's part: most hits are on a first part.
+        let v0 = if h.part == 0 { first } else { self.part_start[self.feature_part[h.feature] + h.part] };
+        let s = along(&self.cum[v0..], h.segment, h.t);
+        (s, fraction(&[0.0, length], s))
     }
 
     fn length(&self, feature: usize) -> f64 {
@@ -184,17 +189,22 @@ impl<'a, const D: usize> Rows<'a, D> {
     }
 }
 
+/// One row of the columns: a hit (`None`: nothing found) and its
+/// distance along the feature and fraction of the feature's length.
+type Row<const D: usize> = (Option<Hit<D>>, (f64, f64));
+
 /// Rows filled by one thread at a time.
 const FILL_CHUNK: usize = 1 << 14;
 
 impl<const D: usize> Columns<D> {
-    /// `n` rows, row `i` from `row(i)`, converted on all cores (fresh
-    /// pages are faulted in by the threads that write them).
-    fn fill(
+    /// `n` rows, those of a range of positions from `rows_of(range)`,
+    /// converted on all cores (fresh pages are faulted in by the threads
+    /// that write them).
+    fn fill<I: Iterator<Item = Row<D>>>(
         n: usize,
         with_query: Option<Vec<i64>>,
         threads: Option<usize>,
-        row: impl Fn(usize) -> (Option<Hit<D>>, (f64, f64)) + Sync,
+        rows_of: impl Fn(std::ops::Range<usize>) -> I + Sync,
     ) -> PyResult<Self> {
         let mut c = Columns {
             query: with_query,
@@ -217,28 +227,27 @@ impl<const D: usize> Columns<D> {
             along: &mut c.along,
             fraction: &mut c.fraction,
         };
-        fn go<const D: usize>(
+        fn go<const D: usize, I: Iterator<Item = Row<D>>>(
             mut rows: Rows<'_, D>,
             from: usize,
-            row: &(impl Fn(usize) -> (Option<Hit<D>>, (f64, f64)) + Sync),
+            rows_of: &(impl Fn(std::ops::Range<usize>) -> I + Sync),
             parallel: bool,
         ) {
             let n = rows.feature.len();
             if !parallel || n <= FILL_CHUNK {
-                for i in 0..n {
-                    let (hit, at) = row(from + i);
+                for (i, (hit, at)) in rows_of(from..from + n).enumerate() {
                     rows.set(i, hit.as_ref(), at);
                 }
             } else {
                 let mid = n / 2;
                 let (r0, r1) = rows.split_at(mid);
-                rayon::join(|| go(r0, from, row, true), || go(r1, from + mid, row, true));
+                rayon::join(|| go(r0, from, rows_of, true), || go(r1, from + mid, rows_of, true));
             }
         }
         if threads == Some(1) {
-            go(rows, 0, &row, false);
+            go(rows, 0, &rows_of, false);
         } else {
-            with_threads(threads, || go(rows, 0, &row, true))?;
+            with_threads(threads, || go(rows, 0, &rows_of, true))?;
         }
         Ok(c)
     }
@@ -289,9 +298,11 @@ impl<const D: usize> Features<D> {
             // where the lookups stay in cache; no copy into input order but
             // the columns themselves.
             let hits = self.index.nearest_many_map(points, &opts, |h| (h, self.along(&h)));
-            Columns::fill(hits.len(), None, threads, |i| match hits.get(i).flatten() {
-                Some((h, along)) => (Some(h), along),
-                None => (None, (f64::NAN, f64::NAN)),
+            Columns::fill(hits.len(), None, threads, |range| {
+                hits.range(range).map(|found| match found {
+                    Some((h, along)) => (Some(h), along),
+                    None => (None, (f64::NAN, f64::NAN)),
+                })
             })
         })?;
         out.into_py(py)
@@ -310,7 +321,9 @@ impl<const D: usize> Features<D> {
             let flat: Vec<(usize, Hit<D>)> =
                 hits.into_iter().enumerate().flat_map(|(q, hs)| hs.into_iter().map(move |h| (q, h))).collect();
             let query = flat.iter().map(|&(q, _)| q as i64).collect();
-            Columns::fill(flat.len(), Some(query), threads, |i| (Some(flat[i].1), self.along(&flat[i].1)))
+            Columns::fill(flat.len(), Some(query), threads, |range| {
+                flat[range].iter().map(|(_, h)| (Some(*h), self.along(h)))
+            })
         })?;
         out.into_py(py)
     }
