@@ -27,10 +27,12 @@ struct Features<const D: usize> {
     /// The distance along its feature of every vertex: parts follow one
     /// another, the gap between them not counted (as GEOS does).
     cum: Vec<f64>,
-    /// Each feature's first vertex and length: what `along` needs, in one
-    /// place (a batch's answers come in no order of feature, and every
-    /// lookup is a cache miss).
-    first_and_length: Vec<(usize, f64)>,
+    /// Each feature's length (in one small array: a batch's answers come
+    /// in no order of feature, and every lookup is a cache miss).
+    lengths: Vec<f64>,
+    /// Whether each feature is one segment (a bit each): then `lengths`
+    /// alone gives its distances along.
+    single: Vec<u64>,
 }
 
 fn offsets(arr: &[i64], len: usize, what: &str) -> PyResult<Vec<usize>> {
@@ -67,19 +69,29 @@ impl<const D: usize> Features<D> {
             cum.extend_from_slice(&sums[1..]);
             debug_assert_eq!(cum.len(), part_start[f[1]]);
         }
-        let mut f = Features { index, vertices, part_start, feature_part, cum, first_and_length: Vec::new() };
-        f.first_and_length =
-            (0..f.feature_part.len() - 1).map(|i| (f.part_start[f.feature_part[i]], f.length(i))).collect();
+        let n = feature_part.len() - 1;
+        let mut single = vec![0u64; n.div_ceil(64)];
+        for (i, f) in feature_part.windows(2).enumerate() {
+            if f[1] == f[0] + 1 && part_start[f[1]] - part_start[f[0]] == 2 {
+                single[i / 64] |= 1 << (i % 64);
+            }
+        }
+        let mut f = Features { index, vertices, part_start, feature_part, cum, lengths: Vec::new(), single };
+        f.lengths = (0..n).map(|i| f.length(i)).collect();
         Ok(f)
     }
 
     /// The distance along its feature of a hit, and as a fraction of the
     /// feature's length.
     fn along(&self, h: &Hit<D>) -> (f64, f64) {
-        let (first, length) = self.first_and_length[h.feature];
-        // The first vertex of the hit's part: most hits are on a first part.
-        let v0 = if h.part == 0 { first } else { self.part_start[self.feature_part[h.feature] + h.part] };
-        let s = along(&self.cum[v0..], h.segment, h.t);
+        let length = self.lengths[h.feature];
+        let s = if self.single[h.feature / 64] >> (h.feature % 64) & 1 == 1 {
+            // The feature's vertices are 0 and `length` along it.
+            along(&[0.0, length], 0, h.t)
+        } else {
+            let part_first_vertex = self.part_start[self.feature_part[h.feature] + h.part];
+            along(&self.cum[part_first_vertex..], h.segment, h.t)
+        };
         (s, fraction(&[0.0, length], s))
     }
 
@@ -474,7 +486,7 @@ impl SegmentIndex {
 
     /// The length of every feature.
     fn lengths<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        on_dim!(self, f => PyArray1::from_vec(py, (0..f.feature_part.len() - 1).map(|i| f.length(i)).collect()))
+        on_dim!(self, f => PyArray1::from_vec(py, f.lengths.clone()))
     }
 
     #[pyo3(signature = (points, max_distance = f64::INFINITY, threads = None))]

@@ -50,6 +50,24 @@ def test_nearest_equals_brute_force(dim, origin):
     assert np.array_equal(bits(hit.t), bits(proj.t))
 
 
+def test_along_a_one_segment_feature_is_t_times_its_length():
+    # Features of one segment take a shortcut (no lookup of the vertices'
+    # distances along); its answers must be those of the general rule:
+    # t * length, no more than the length, exactly 0 and the length at the
+    # ends.
+    r = np.random.default_rng(7)
+    a = r.uniform(0, 10, (300, 2))
+    b = a + r.uniform(-1, 1, (300, 2))
+    index = segdist.SegmentIndex.from_segments(a, b)
+    p = a + (b - a) * r.uniform(-0.3, 1.3, (300, 1)) + r.normal(0, 1e-3, (300, 2))
+    hit = index.nearest(p)
+    length = index.lengths()[hit.feature]
+    want = np.where(hit.t == 0, 0.0, np.where(hit.t == 1, length, np.minimum(hit.t * length, length)))
+    assert (hit.t == 0).any() and (hit.t == 1).any() and ((hit.t > 0) & (hit.t < 1)).any()
+    assert np.array_equal(bits(hit.along), bits(want))
+    assert np.array_equal(bits(hit.fraction), bits(np.where(hit.along == 0, 0.0, np.minimum(hit.along / length, 1.0))))
+
+
 def test_nearest_ties_go_to_the_lowest_id():
     # Two identical segments, and one reversed: every point ties.
     index = segdist.SegmentIndex.from_segments([[0, 0], [0, 0], [4, 0]], [[4, 0], [4, 0], [0, 0]])
