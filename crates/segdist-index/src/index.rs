@@ -967,19 +967,21 @@ impl<const D: usize> Index<D> {
         // Which lanes pass, counted without a branch (which one passes is
         // unpredictable; the usual count, one, is not): one that passes
         // alone is the answer, evaluated later in a batch.
-        let (mut count, mut first) = (0, usize::MAX);
+        // (Whether one or more pass, not how many: the default build has
+        // no popcount instruction.)
+        let (mut many, mut first) = (false, usize::MAX);
         for (i, d2) in g.d2.iter().enumerate() {
             let mut mask = 0u32;
             for c in 0..B {
                 mask |= u32::from(d2[c] <= cut2) << c;
             }
             let lane = i * B + mask.trailing_zeros() as usize;
+            many |= (mask & mask.wrapping_sub(1) != 0) | (first != usize::MAX && mask != 0);
             first = if first == usize::MAX && mask != 0 { lane } else { first };
-            count += mask.count_ones();
         }
         // (A padding lane never passes: its d² is +inf.)
         let mut found: Option<(Found<D>, usize)> = None;
-        if count > 1 {
+        if many {
             for (i, d2) in g.d2.iter().enumerate() {
                 let mut mask = 0u32;
                 for c in 0..B {
@@ -995,7 +997,7 @@ impl<const D: usize> Index<D> {
                 }
             }
         }
-        let only = count == 1 && first < g.count;
+        let only = !many && first < g.count;
         let mut bound = |lane| if runner_up { runner_up_bound(g, lane) } else { 0.0 };
         if only {
             let runner_up = bound(first);
