@@ -544,6 +544,116 @@ impl<const D: usize> Chunk<D> {
     }
 }
 
+impl<const D: usize> Group<D> {
+    /// The scan of `p` ([`scan`](Self::scan)), then the cut on its squared
+    /// distances that every segment within the answer's bound passes (see
+    /// [`Index::nearest_in_group`]): the cut, whether more than one lane
+    /// passes, and the first that does (`usize::MAX` if none).
+    #[inline(always)]
+    fn sift(&mut self, p: &[f64; D], limit: f64) -> (f64, bool, usize) {
+        let best = scan_group(self, p);
+        let cut2 = self.cut2(best, limit);
+        // Whether one or more pass, not how many, without a branch (which
+        // lane passes is unpredictable; that one does is not; and the
+        // default build has no popcount instruction).
+        let (mut many, mut first) = (false, usize::MAX);
+        for (i, d2) in self.d2.iter().enumerate() {
+            let mut mask = 0u32;
+            for c in 0..B {
+                mask |= u32::from(d2[c] <= cut2) << c;
+            }
+            (many, first) = tally(mask, i, many, first);
+        }
+        (cut2, many, first)
+    }
+
+    /// The cut on squared distances for a scan whose least is `best` (see
+    /// [`Index::nearest_in_group`]). Padding lanes give +inf; real ones are
+    /// finite (no overflow below `FAST_RANGE`, checked by `gather`).
+    #[inline(always)]
+    fn cut2(&self, best: f64, limit: f64) -> f64 {
+        let bound = if best < f64::INFINITY {
+            let d = best.sqrt();
+            fmin((d + K_GROUP * (self.m + d) + E_FLOOR) * (1.0 + SLACK), limit)
+        } else {
+            limit
+        };
+        cut2(bound, self.m)
+    }
+}
+
+/// One chunk's lanes that pass (`mask`, chunk `i`) added to the tally of
+/// [`Group::sift`].
+#[inline(always)]
+fn tally(mask: u32, i: usize, many: bool, first: usize) -> (bool, usize) {
+    let lane = i * B + mask.trailing_zeros() as usize;
+    let many = many | (mask & mask.wrapping_sub(1) != 0) | (first != usize::MAX && mask != 0);
+    (many, if first == usize::MAX && mask != 0 { lane } else { first })
+}
+
+/// [`Group::sift`] for the CPU: by hand with AVX-512 (half the
+/// instructions of what LLVM makes of the portable loops; the fused
+/// multiply-adds only remove roundings, so the scan's error bound holds),
+/// else the portable code.
+fn sift_group<const D: usize>(g: &mut Group<D>, p: &[f64; D], limit: f64) -> (f64, bool, usize) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F, checked just above.
+        return unsafe { sift_avx512(g, p, limit) };
+    }
+    g.sift(p, limit)
+}
+
+/// [`Group::sift`] with AVX-512F intrinsics: eight lanes a chunk.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn sift_avx512<const D: usize>(g: &mut Group<D>, p: &[f64; D], limit: f64) -> (f64, bool, usize) {
+    use std::arch::x86_64::*;
+    const { assert!(B == 8) };
+    let n = g.chunks.len();
+    g.d2.clear();
+    g.d2.reserve(n);
+    let out = g.d2.as_mut_ptr().cast::<f64>();
+    let pv: [__m512d; D] = std::array::from_fn(|k| _mm512_set1_pd(p[k]));
+    let (one, zero) = (_mm512_set1_pd(1.0), _mm512_setzero_pd());
+    let mut least = _mm512_set1_pd(f64::INFINITY);
+    for (i, ch) in g.chunks.iter().enumerate() {
+        // SAFETY: each array of the chunk holds B = 8 numbers; `out` has
+        // room for n chunks of eight.
+        unsafe {
+            let pa: [__m512d; D] = std::array::from_fn(|k| _mm512_sub_pd(pv[k], _mm512_loadu_pd(ch.a[k].as_ptr())));
+            let ab: [__m512d; D] = std::array::from_fn(|k| _mm512_loadu_pd(ch.ab[k].as_ptr()));
+            let mut dot = zero;
+            for k in 0..D {
+                dot = _mm512_fmadd_pd(pa[k], ab[k], dot);
+            }
+            // min(NaN, 1) is 1, as in the portable code: t stays in [0, 1].
+            let t = _mm512_max_pd(_mm512_min_pd(_mm512_mul_pd(dot, _mm512_loadu_pd(ch.inv.as_ptr())), one), zero);
+            let mut d2 = zero;
+            for k in 0..D {
+                let v = _mm512_fnmadd_pd(t, ab[k], pa[k]);
+                d2 = _mm512_fmadd_pd(v, v, d2);
+            }
+            _mm512_storeu_pd(out.add(i * B), d2);
+            least = _mm512_min_pd(least, d2);
+        }
+    }
+    // SAFETY: the n chunks were written just above.
+    unsafe { g.d2.set_len(n) };
+    let cut2 = g.cut2(_mm512_reduce_min_pd(least), limit);
+    let cv = _mm512_set1_pd(cut2);
+    let (mut many, mut first) = (false, usize::MAX);
+    for i in 0..n {
+        // SAFETY: chunk i of `d2`, eight numbers.
+        let mask = unsafe { _mm512_cmp_pd_mask::<_CMP_LE_OQ>(_mm512_loadu_pd(out.add(i * B)), cv) };
+        (many, first) = tally(u32::from(mask), i, many, first);
+    }
+    (cut2, many, first)
+}
+
 /// [`Group::farthest`] compiled for the widest vectors the CPU has.
 fn farthest_group<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> f64 {
     #[cfg(target_arch = "x86_64")]
@@ -953,32 +1063,9 @@ impl<const D: usize> Index<D> {
         if g.count == 0 || p.iter().any(|c| !c.is_finite()) {
             return Pick::Done(None);
         }
-        // Padding lanes give +inf; real ones are finite (no overflow below
-        // FAST_RANGE, checked by `gather`).
-        let best = scan_group(g, p);
-        let m = g.m;
-        let bound = if best < f64::INFINITY {
-            let d = best.sqrt();
-            fmin((d + K_GROUP * (m + d) + E_FLOOR) * (1.0 + SLACK), limit)
-        } else {
-            limit
-        };
-        let cut2 = cut2(bound, m);
-        // Which lanes pass, counted without a branch (which one passes is
-        // unpredictable; the usual count, one, is not): one that passes
-        // alone is the answer, evaluated later in a batch.
-        // (Whether one or more pass, not how many: the default build has
-        // no popcount instruction.)
-        let (mut many, mut first) = (false, usize::MAX);
-        for (i, d2) in g.d2.iter().enumerate() {
-            let mut mask = 0u32;
-            for c in 0..B {
-                mask |= u32::from(d2[c] <= cut2) << c;
-            }
-            let lane = i * B + mask.trailing_zeros() as usize;
-            many |= (mask & mask.wrapping_sub(1) != 0) | (first != usize::MAX && mask != 0);
-            first = if first == usize::MAX && mask != 0 { lane } else { first };
-        }
+        // Which lanes pass: one that passes alone is the answer, evaluated
+        // later in a batch.
+        let (cut2, many, first) = sift_group(g, p, limit);
         // (A padding lane never passes: its d² is +inf.)
         let mut found: Option<(Found<D>, usize)> = None;
         if many {
