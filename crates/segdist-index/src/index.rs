@@ -1537,3 +1537,54 @@ impl<const D: usize> State<'_, D> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// Both forms of the group sift (the portable loops and, where the CPU
+    /// has it, AVX-512) keep the nearest segment: alone when it is the only
+    /// lane that passes, among those that pass otherwise.
+    #[test]
+    fn every_form_of_the_group_sift_keeps_the_nearest_segment() {
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(21);
+        let mut alone = 0;
+        for round in 0..300 {
+            let n = 1 + round % 37;
+            let mut g = Group::<2>::default();
+            let mut segs = Vec::new();
+            for slot in 0..n {
+                let a = [r.gen::<f64>(), r.gen::<f64>()];
+                // Some of zero length, some long.
+                let len = [0.0, 1e-3, 0.05, 0.5][slot % 4];
+                let b = [a[0] + len * r.gen::<f64>(), a[1] - len * r.gen::<f64>()];
+                let ab = [b[0] - a[0], b[1] - a[1]];
+                let l = ab[0] * ab[0] + ab[1] * ab[1];
+                g.push(a, ab, if l > 0.0 { 1.0 / l } else { 0.0 }, slot as u32);
+                segs.push(Segment::new(a, b));
+            }
+            g.count = n;
+            g.m = 2.0;
+            let p = [r.gen::<f64>(), r.gen::<f64>()];
+            let d: Vec<f64> = segs.iter().map(|s| s.closest_point(p).distance).collect();
+            let nearest = (0..n).fold(0, |b, i| if d[i] < d[b] { i } else { b });
+            let mut forms: Vec<fn(&mut Group<2>, &[f64; 2], f64) -> (f64, bool, usize)> = vec![Group::sift];
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU has AVX-512F, checked just above.
+                forms.push(|g, p, limit| unsafe { sift_avx512(g, p, limit) });
+            }
+            for sift in forms {
+                let (cut2, many, first) = sift(&mut g, &p, f64::INFINITY);
+                if many {
+                    assert!(g.d2[nearest / B][nearest % B] <= cut2, "round {round}");
+                } else {
+                    assert_eq!(first, nearest, "round {round}");
+                    alone += 1;
+                }
+            }
+        }
+        assert!(alone > 300, "the one-survivor case was met only {alone} times");
+    }
+}
