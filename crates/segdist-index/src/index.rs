@@ -1543,6 +1543,8 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
+    type Sift = fn(&mut Group<2>, &[f64; 2], f64) -> (f64, bool, usize);
+
     /// Both forms of the group sift (the portable loops and, where the CPU
     /// has it, AVX-512) keep the nearest segment: alone when it is the only
     /// lane that passes, among those that pass otherwise.
@@ -1569,7 +1571,7 @@ mod tests {
             let p = [r.gen::<f64>(), r.gen::<f64>()];
             let d: Vec<f64> = segs.iter().map(|s| s.closest_point(p).distance).collect();
             let nearest = (0..n).fold(0, |b, i| if d[i] < d[b] { i } else { b });
-            let mut forms: Vec<fn(&mut Group<2>, &[f64; 2], f64) -> (f64, bool, usize)> = vec![Group::sift];
+            let mut forms: Vec<Sift> = vec![Group::sift];
             #[cfg(target_arch = "x86_64")]
             if std::is_x86_feature_detected!("avx512f") {
                 // SAFETY: the CPU has AVX-512F, checked just above.
