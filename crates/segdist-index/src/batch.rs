@@ -439,9 +439,42 @@ impl<const D: usize> Index<D> {
         }
         cands.reach = u;
         // NaN or infinite: no finite box.
-        lo.iter().chain(&hi).all(|c| c.is_finite())
-            && self.group_leaves(&lo, &hi, leaves, GROUP_LEAVES, scratch)
-            && self.gather(&lo, &hi, leaves, GROUP_SEGMENTS, cands)
+        if !lo.iter().chain(&hi).all(|c| c.is_finite()) {
+            return false;
+        }
+        // The walk and the gather test eight boxes at a time: with AVX-512,
+        // each test is a few instructions.
+        #[inline(always)]
+        fn walk<const D: usize, const AVX512: bool>(
+            index: &Index<D>,
+            lo: &[f64; D],
+            hi: &[f64; D],
+            leaves: &mut Vec<u32>,
+            cands: &mut Group<D>,
+            scratch: &mut Scratch,
+        ) -> bool {
+            index.group_leaves::<AVX512>(lo, hi, leaves, GROUP_LEAVES, scratch)
+                && index.gather::<AVX512>(lo, hi, leaves, GROUP_SEGMENTS, cands)
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw")]
+            unsafe fn avx512<const D: usize>(
+                index: &Index<D>,
+                lo: &[f64; D],
+                hi: &[f64; D],
+                leaves: &mut Vec<u32>,
+                cands: &mut Group<D>,
+                scratch: &mut Scratch,
+            ) -> bool {
+                walk::<D, true>(index, lo, hi, leaves, cands, scratch)
+            }
+            if crate::index::has_avx512() {
+                // SAFETY: the CPU has these AVX-512 subsets, checked just above.
+                return unsafe { avx512(self, &lo, &hi, leaves, cands, scratch) };
+            }
+        }
+        walk::<D, false>(self, &lo, &hi, leaves, cands, scratch)
     }
 
     /// Input positions sorted by the curve key of their point, the curve

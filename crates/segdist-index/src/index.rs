@@ -123,6 +123,55 @@ pub(crate) struct Block<const D: usize> {
 }
 
 impl<const D: usize> Block<D> {
+    /// Which of the eight lanes meet the box `[qlo, qhi]` (a bit each): as
+    /// boxes (`lo`, `hi` corners), or (`segments`) as the boxes of the
+    /// segments from `lo` to `hi`. `AVX512`: with AVX-512 intrinsics, which
+    /// the caller must be compiled for (LLVM made two lanes at a time and
+    /// scalar compares of the portable loops).
+    #[inline(always)]
+    pub(crate) fn meets<const AVX512: bool>(&self, qlo: &[f64; D], qhi: &[f64; D], segments: bool) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        if AVX512 {
+            // SAFETY: the caller runs this only where the CPU has AVX-512F.
+            return unsafe { self.meets_avx512(qlo, qhi, segments) };
+        }
+        let mut mask = 0u32;
+        for c in 0..B {
+            let mut meets = true;
+            for k in 0..D {
+                let (x, y) = (self.lo[k][c], self.hi[k][c]);
+                let (x, y) = if segments { (fmin(x, y), fmax(x, y)) } else { (x, y) };
+                // Padding boxes (lo = +inf, hi = -inf) never meet.
+                meets &= (x <= qhi[k]) & (y >= qlo[k]);
+            }
+            mask |= u32::from(meets) << c;
+        }
+        mask
+    }
+
+    /// [`meets`](Self::meets) with AVX-512F.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn meets_avx512(&self, qlo: &[f64; D], qhi: &[f64; D], segments: bool) -> u32 {
+        use std::arch::x86_64::*;
+        let mut mask: __mmask8 = 0xff;
+        for k in 0..D {
+            // SAFETY: each column holds B = 8 numbers.
+            let (mut x, mut y) =
+                unsafe { (_mm512_loadu_pd(self.lo[k].as_ptr()), _mm512_loadu_pd(self.hi[k].as_ptr())) };
+            if segments {
+                (x, y) = (_mm512_min_pd(x, y), _mm512_max_pd(x, y));
+            }
+            mask = _mm512_mask_cmp_pd_mask::<_CMP_LE_OQ>(mask, x, _mm512_set1_pd(qhi[k]));
+            mask = _mm512_mask_cmp_pd_mask::<_CMP_GE_OQ>(mask, y, _mm512_set1_pd(qlo[k]));
+        }
+        u32::from(mask)
+    }
+
     /// Empty boxes (`lo = +inf`, `hi = -inf`) that no query can enter.
     pub(crate) const EMPTY: Self = Block { lo: [[f64::INFINITY; B]; D], hi: [[f64::NEG_INFINITY; B]; D] };
     /// Padding segments (at the origin; their lanes are never read).
@@ -604,6 +653,16 @@ fn sift_group<const D: usize>(g: &mut Group<D>, p: &[f64; D], limit: f64) -> (f6
     g.sift(p, limit)
 }
 
+/// Whether the CPU has the AVX-512 subsets the group walk is compiled for
+/// (compares into mask registers need VL/DQ/BW besides F).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn has_avx512() -> bool {
+    std::is_x86_feature_detected!("avx512f")
+        && std::is_x86_feature_detected!("avx512vl")
+        && std::is_x86_feature_detected!("avx512dq")
+        && std::is_x86_feature_detected!("avx512bw")
+}
+
 /// [`Group::sift`] with AVX-512F intrinsics: eight lanes a chunk.
 ///
 /// # Safety
@@ -965,7 +1024,15 @@ impl<const D: usize> Index<D> {
     /// `[lo, hi]`, with what the group scan needs precomputed; `false` if
     /// there are more than `cap` or their magnitudes are beyond the fast
     /// kernel's trusted range.
-    pub(crate) fn gather(&self, lo: &[f64; D], hi: &[f64; D], leaves: &[u32], cap: usize, g: &mut Group<D>) -> bool {
+    #[inline(always)]
+    pub(crate) fn gather<const AVX512: bool>(
+        &self,
+        lo: &[f64; D],
+        hi: &[f64; D],
+        leaves: &[u32],
+        cap: usize,
+        g: &mut Group<D>,
+    ) -> bool {
         g.chunks.clear();
         g.slot.clear();
         let mut m = lo.iter().chain(hi).fold(0.0f64, |m, c| m.max(c.abs()));
@@ -974,18 +1041,10 @@ impl<const D: usize> Index<D> {
             let base = j * B;
             let leaf = &self.leaves[j];
             // Which of the leaf's segments have a box meeting `[lo, hi]`: all
-            // eight lanes at once, branch-free (most fail, unpredictably).
-            let mut meets = [true; B];
-            for k in 0..D {
-                for c in 0..B {
-                    let (x, y) = (leaf.lo[k][c], leaf.hi[k][c]);
-                    meets[c] &= (fmin(x, y) <= hi[k]) & (fmax(x, y) >= lo[k]);
-                }
-            }
-            let mut mask = 0u32;
-            for (c, &ok) in meets.iter().enumerate().take(self.len - base) {
-                mask |= u32::from(ok) << c;
-            }
+            // eight lanes at once, branch-free (most fail, unpredictably);
+            // not the padding lanes past the last segment.
+            let real = if self.len - base >= B { u32::MAX } else { (1 << (self.len - base)) - 1 };
+            let mut mask = leaf.meets::<AVX512>(lo, hi, true) & real;
             while mask != 0 {
                 let c = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
@@ -1165,7 +1224,8 @@ impl<const D: usize> Index<D> {
 
     /// Every leaf whose box meets the box `[lo, hi]`, into `out`; `false`
     /// (and `out` incomplete) if there are more than `cap`.
-    pub(crate) fn group_leaves(
+    #[inline(always)]
+    pub(crate) fn group_leaves<const AVX512: bool>(
         &self,
         lo: &[f64; D],
         hi: &[f64; D],
@@ -1192,15 +1252,7 @@ impl<const D: usize> Index<D> {
             }
             let block = &self.levels[l as usize - 1].blocks[j as usize];
             let base = j as usize * B;
-            let mut mask = 0u32;
-            for c in 0..B {
-                let mut meets = true;
-                for k in 0..D {
-                    // Padding boxes (lo = +inf, hi = -inf) never meet.
-                    meets &= block.lo[k][c] <= hi[k] && block.hi[k][c] >= lo[k];
-                }
-                mask |= u32::from(meets) << c;
-            }
+            let mut mask = block.meets::<AVX512>(lo, hi, false);
             while mask != 0 {
                 let c = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
@@ -1542,6 +1594,48 @@ impl<const D: usize> State<'_, D> {
 mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
+
+    /// The box test's two forms agree lane for lane, on boxes and on
+    /// segments, padding (empty boxes) and touching edges included.
+    #[test]
+    fn both_forms_of_the_box_test_agree() {
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(22);
+        #[cfg(target_arch = "x86_64")]
+        let avx512 = std::is_x86_feature_detected!("avx512f");
+        #[cfg(not(target_arch = "x86_64"))]
+        let avx512 = false;
+        let mut hits = 0;
+        for round in 0..2000 {
+            let mut b = Block::<3>::EMPTY;
+            for c in 0..(round % 9) {
+                for k in 0..3 {
+                    // On a coarse grid, so that edges touch exactly.
+                    let (x, y) = (f64::from(r.gen_range(0..8u8)), f64::from(r.gen_range(0..8u8)));
+                    (b.lo[k][c], b.hi[k][c]) = if round % 2 == 0 { (x.min(y), x.max(y)) } else { (x, y) };
+                }
+            }
+            let q: [f64; 3] = std::array::from_fn(|_| f64::from(r.gen_range(0..8u8)));
+            let w: [f64; 3] = std::array::from_fn(|_| f64::from(r.gen_range(0..3u8)));
+            let qhi = std::array::from_fn(|k| q[k] + w[k]);
+            for segments in [false, true] {
+                let want = (0..B)
+                    .filter(|&c| {
+                        (0..3).all(|k| {
+                            let (x, y) = (b.lo[k][c], b.hi[k][c]);
+                            let (x, y) = if segments { (x.min(y), x.max(y)) } else { (x, y) };
+                            x <= qhi[k] && y >= q[k]
+                        })
+                    })
+                    .fold(0u32, |m, c| m | 1 << c);
+                assert_eq!(b.meets::<false>(&q, &qhi, segments), want, "round {round}");
+                if avx512 {
+                    assert_eq!(b.meets::<true>(&q, &qhi, segments), want, "round {round}");
+                }
+                hits += want.count_ones();
+            }
+        }
+        assert!(hits > 1000);
+    }
 
     type Sift = fn(&mut Group<2>, &[f64; 2], f64) -> (f64, bool, usize);
 
