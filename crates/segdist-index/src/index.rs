@@ -663,6 +663,64 @@ pub(crate) fn has_avx512() -> bool {
         && std::is_x86_feature_detected!("avx512bw")
 }
 
+/// The fast squared distances from `p` (each coordinate in all lanes of
+/// `pv`) to a chunk's segments: [`Chunk::distances`] with AVX-512F, the
+/// multiply-adds fused (which only removes roundings).
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn chunk_d2_avx512<const D: usize>(
+    ch: &Chunk<D>,
+    pv: &[std::arch::x86_64::__m512d; D],
+) -> std::arch::x86_64::__m512d {
+    use std::arch::x86_64::*;
+    const { assert!(B == 8) };
+    let (one, zero) = (_mm512_set1_pd(1.0), _mm512_setzero_pd());
+    // SAFETY: each array of the chunk holds B = 8 numbers.
+    let load = |x: &[f64; B]| unsafe { _mm512_loadu_pd(x.as_ptr()) };
+    let pa: [__m512d; D] = std::array::from_fn(|k| _mm512_sub_pd(pv[k], load(&ch.a[k])));
+    let ab: [__m512d; D] = std::array::from_fn(|k| load(&ch.ab[k]));
+    let mut dot = zero;
+    for k in 0..D {
+        dot = _mm512_fmadd_pd(pa[k], ab[k], dot);
+    }
+    // min(NaN, 1) is 1, as in the portable code: t stays in [0, 1].
+    let t = _mm512_max_pd(_mm512_min_pd(_mm512_mul_pd(dot, load(&ch.inv)), one), zero);
+    let mut d2 = zero;
+    for k in 0..D {
+        let v = _mm512_fnmadd_pd(t, ab[k], pa[k]);
+        d2 = _mm512_fmadd_pd(v, v, d2);
+    }
+    d2
+}
+
+/// [`Group::farthest`] with AVX-512F.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn farthest_avx512<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> f64 {
+    use std::arch::x86_64::*;
+    let mut far = 0.0f64;
+    for p in points {
+        if !p.iter().all(|c| c.is_finite()) {
+            continue;
+        }
+        let pv: [__m512d; D] = std::array::from_fn(|k| _mm512_set1_pd(p[k]));
+        let mut least = _mm512_set1_pd(f64::INFINITY);
+        for ch in &g.chunks {
+            // SAFETY: the CPU has AVX-512F (this function's contract).
+            least = _mm512_min_pd(least, unsafe { chunk_d2_avx512(ch, &pv) });
+        }
+        far = fmax(far, _mm512_reduce_min_pd(least));
+    }
+    far
+}
+
 /// [`Group::sift`] with AVX-512F intrinsics: eight lanes a chunk.
 ///
 /// # Safety
@@ -677,25 +735,12 @@ unsafe fn sift_avx512<const D: usize>(g: &mut Group<D>, p: &[f64; D], limit: f64
     g.d2.reserve(n);
     let out = g.d2.as_mut_ptr().cast::<f64>();
     let pv: [__m512d; D] = std::array::from_fn(|k| _mm512_set1_pd(p[k]));
-    let (one, zero) = (_mm512_set1_pd(1.0), _mm512_setzero_pd());
     let mut least = _mm512_set1_pd(f64::INFINITY);
     for (i, ch) in g.chunks.iter().enumerate() {
-        // SAFETY: each array of the chunk holds B = 8 numbers; `out` has
-        // room for n chunks of eight.
+        // SAFETY: the CPU has AVX-512F (this function's contract); `out`
+        // has room for n chunks of eight.
         unsafe {
-            let pa: [__m512d; D] = std::array::from_fn(|k| _mm512_sub_pd(pv[k], _mm512_loadu_pd(ch.a[k].as_ptr())));
-            let ab: [__m512d; D] = std::array::from_fn(|k| _mm512_loadu_pd(ch.ab[k].as_ptr()));
-            let mut dot = zero;
-            for k in 0..D {
-                dot = _mm512_fmadd_pd(pa[k], ab[k], dot);
-            }
-            // min(NaN, 1) is 1, as in the portable code: t stays in [0, 1].
-            let t = _mm512_max_pd(_mm512_min_pd(_mm512_mul_pd(dot, _mm512_loadu_pd(ch.inv.as_ptr())), one), zero);
-            let mut d2 = zero;
-            for k in 0..D {
-                let v = _mm512_fnmadd_pd(t, ab[k], pa[k]);
-                d2 = _mm512_fmadd_pd(v, v, d2);
-            }
+            let d2 = chunk_d2_avx512(ch, &pv);
             _mm512_storeu_pd(out.add(i * B), d2);
             least = _mm512_min_pd(least, d2);
         }
@@ -717,17 +762,13 @@ unsafe fn sift_avx512<const D: usize>(g: &mut Group<D>, p: &[f64; D], limit: f64
 fn farthest_group<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> f64 {
     #[cfg(target_arch = "x86_64")]
     {
-        #[target_feature(enable = "avx512f")]
-        unsafe fn avx512<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> f64 {
-            g.farthest(points)
-        }
         #[target_feature(enable = "avx2")]
         unsafe fn avx2<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> f64 {
             g.farthest(points)
         }
         if std::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F, checked just above.
-            return unsafe { avx512(g, points) };
+            return unsafe { farthest_avx512(g, points) };
         }
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2, checked just above.
