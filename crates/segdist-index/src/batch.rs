@@ -606,10 +606,11 @@ fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = (x as *const T).cast::<i8>();
-        for line in (0..std::mem::size_of::<T>()).step_by(64) {
+        let (p, size) = ((x as *const T).cast::<i8>(), std::mem::size_of::<T>());
+        // Every line `x` touches: one every 64 bytes, and the last.
+        for at in (0..size).step_by(64).chain([size.saturating_sub(1)]) {
             // SAFETY: a prefetch never faults; the address lies within `x`.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(line)) };
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(at)) };
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
