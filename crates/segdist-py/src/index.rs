@@ -4,6 +4,8 @@
 //! Both keep coordinates in `float64` (`float32` input is widened exactly)
 //! and take query points as C-contiguous `(N, D)` `float64` arrays.
 
+use std::num::NonZeroU32;
+
 use numpy::{
     PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray, PyUntypedArrayMethods,
 };
@@ -177,15 +179,17 @@ impl<'a, const D: usize> Rows<'a, D> {
 
     /// Row `i`: a hit, or (`None`) the row that says "nothing": ids -1,
     /// numbers NaN.
-    fn set(&mut self, i: usize, h: Option<&Hit<D>>, (along, fraction): (f64, f64)) {
-        match h {
-            Some(h) => {
-                self.feature[i] = h.feature as i64;
-                self.part[i] = h.part as i64;
-                self.segment[i] = h.segment as i64;
-                self.t[i] = h.t;
-                self.point[i] = h.point;
-                self.distance[i] = h.distance;
+    fn set(&mut self, i: usize, row: Option<&Snap<D>>) {
+        match row {
+            Some(r) => {
+                self.feature[i] = i64::from(r.feature.get()) - 1;
+                self.part[i] = i64::from(r.part);
+                self.segment[i] = i64::from(r.segment);
+                self.t[i] = r.t;
+                self.point[i] = r.point;
+                self.distance[i] = r.distance;
+                self.along[i] = r.along;
+                self.fraction[i] = r.fraction;
             }
             None => {
                 self.feature[i] = -1;
@@ -194,16 +198,48 @@ impl<'a, const D: usize> Rows<'a, D> {
                 self.t[i] = f64::NAN;
                 self.point[i] = [f64::NAN; D];
                 self.distance[i] = f64::NAN;
+                self.along[i] = f64::NAN;
+                self.fraction[i] = f64::NAN;
             }
         }
-        self.along[i] = along;
-        self.fraction[i] = fraction;
     }
 }
 
-/// One row of the columns: a hit (`None`: nothing found) and its
-/// distance along the feature and fraction of the feature's length.
-type Row<const D: usize> = (Option<Hit<D>>, (f64, f64));
+/// A hit as the columns hold it, compact for the trip back into input
+/// order (64 bytes in 2D, `Option` included, where a `Hit` with its
+/// distance along took 88: each answer read back is a cache miss, over one
+/// line or two instead of two or three). Ids fit in `u32`: the index
+/// numbers its segments, so its features and parts, in 32 bits.
+#[derive(Clone, Copy, Debug)]
+struct Snap<const D: usize> {
+    /// The feature plus one (so that `Option<Snap>` needs no extra tag).
+    feature: NonZeroU32,
+    part: u32,
+    segment: u32,
+    t: f64,
+    point: [f64; D],
+    distance: f64,
+    along: f64,
+    fraction: f64,
+}
+
+impl<const D: usize> Snap<D> {
+    fn new(h: &Hit<D>, (along, fraction): (f64, f64)) -> Self {
+        Snap {
+            feature: NonZeroU32::MIN.saturating_add(h.feature as u32),
+            part: h.part as u32,
+            segment: h.segment as u32,
+            t: h.t,
+            point: h.point,
+            distance: h.distance,
+            along,
+            fraction,
+        }
+    }
+}
+
+/// One row of the columns (`None`: nothing found).
+type Row<const D: usize> = Option<Snap<D>>;
 
 /// Rows filled by one thread at a time.
 const FILL_CHUNK: usize = 1 << 14;
@@ -247,8 +283,8 @@ impl<const D: usize> Columns<D> {
         ) {
             let n = rows.feature.len();
             if !parallel || n <= FILL_CHUNK {
-                for (i, (hit, at)) in rows_of(from..from + n).enumerate() {
-                    rows.set(i, hit.as_ref(), at);
+                for (i, row) in rows_of(from..from + n).enumerate() {
+                    rows.set(i, row.as_ref());
                 }
             } else {
                 let mid = n / 2;
@@ -309,13 +345,8 @@ impl<const D: usize> Features<D> {
             // Distances along worked out in the search's (spatial) order,
             // where the lookups stay in cache; no copy into input order but
             // the columns themselves.
-            let hits = self.index.nearest_many_map(points, &opts, |h| (h, self.along(&h)));
-            Columns::fill(hits.len(), None, threads, |range| {
-                hits.range(range).map(|found| match found {
-                    Some((h, along)) => (Some(h), along),
-                    None => (None, (f64::NAN, f64::NAN)),
-                })
-            })
+            let hits = self.index.nearest_many_map(points, &opts, |h| Snap::new(&h, self.along(&h)));
+            Columns::fill(hits.len(), None, threads, |range| hits.range(range))
         })?;
         out.into_py(py)
     }
@@ -334,7 +365,7 @@ impl<const D: usize> Features<D> {
                 hits.into_iter().enumerate().flat_map(|(q, hs)| hs.into_iter().map(move |h| (q, h))).collect();
             let query = flat.iter().map(|&(q, _)| q as i64).collect();
             Columns::fill(flat.len(), Some(query), threads, |range| {
-                flat[range].iter().map(|(_, h)| (Some(*h), self.along(h)))
+                flat[range].iter().map(|(_, h)| Some(Snap::new(h, self.along(h))))
             })
         })?;
         out.into_py(py)
