@@ -601,6 +601,12 @@ impl<const D: usize> Group<D> {
     #[inline(always)]
     fn sift(&mut self, p: &[f64; D], limit: f64) -> (f64, bool, usize) {
         let best = scan_group(self, p);
+        self.sift_scanned(best, limit)
+    }
+
+    /// [`sift`](Self::sift) after the scan (`d2` filled, `best` its least).
+    #[inline(always)]
+    fn sift_scanned(&self, best: f64, limit: f64) -> (f64, bool, usize) {
         let cut2 = self.cut2(best, limit);
         // Whether one or more pass, not how many, without a branch (which
         // lane passes is unpredictable; that one does is not; and the
@@ -729,6 +735,27 @@ unsafe fn farthest_avx512<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> 
 #[target_feature(enable = "avx512f")]
 unsafe fn sift_avx512<const D: usize>(g: &mut Group<D>, p: &[f64; D], limit: f64) -> (f64, bool, usize) {
     use std::arch::x86_64::*;
+    // SAFETY: the CPU has AVX-512F (this function's contract).
+    let best = unsafe { scan_avx512(g, p) };
+    let cut2 = g.cut2(best, limit);
+    let cv = _mm512_set1_pd(cut2);
+    let (mut many, mut first) = (false, usize::MAX);
+    for (i, d2) in g.d2.iter().enumerate() {
+        // SAFETY: a chunk of `d2` holds eight numbers.
+        let mask = unsafe { _mm512_cmp_pd_mask::<_CMP_LE_OQ>(_mm512_loadu_pd(d2.as_ptr()), cv) };
+        (many, first) = tally(u32::from(mask), i, many, first);
+    }
+    (cut2, many, first)
+}
+
+/// [`Group::scan`] with AVX-512F: [`chunk_d2_avx512`] on every chunk.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn scan_avx512<const D: usize>(g: &mut Group<D>, p: &[f64; D]) -> f64 {
+    use std::arch::x86_64::*;
     const { assert!(B == 8) };
     let n = g.chunks.len();
     g.d2.clear();
@@ -747,15 +774,7 @@ unsafe fn sift_avx512<const D: usize>(g: &mut Group<D>, p: &[f64; D], limit: f64
     }
     // SAFETY: the n chunks were written just above.
     unsafe { g.d2.set_len(n) };
-    let cut2 = g.cut2(_mm512_reduce_min_pd(least), limit);
-    let cv = _mm512_set1_pd(cut2);
-    let (mut many, mut first) = (false, usize::MAX);
-    for i in 0..n {
-        // SAFETY: chunk i of `d2`, eight numbers.
-        let mask = unsafe { _mm512_cmp_pd_mask::<_CMP_LE_OQ>(_mm512_loadu_pd(out.add(i * B)), cv) };
-        (many, first) = tally(u32::from(mask), i, many, first);
-    }
-    (cut2, many, first)
+    _mm512_reduce_min_pd(least)
 }
 
 /// [`Group::farthest`] compiled for the widest vectors the CPU has.
@@ -778,22 +797,19 @@ fn farthest_group<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> f64 {
     g.farthest(points)
 }
 
-/// [`Group::scan`] compiled for the widest vectors the CPU has (chosen at
-/// run time; the default build targets SSE2 only).
+/// [`Group::scan`] for the CPU: by hand with AVX-512, else compiled for
+/// AVX2 where the CPU has it (chosen at run time; the default build
+/// targets SSE2 only).
 fn scan_group<const D: usize>(g: &mut Group<D>, p: &[f64; D]) -> f64 {
     #[cfg(target_arch = "x86_64")]
     {
-        #[target_feature(enable = "avx512f")]
-        unsafe fn avx512<const D: usize>(g: &mut Group<D>, p: &[f64; D]) -> f64 {
-            g.scan(p)
-        }
         #[target_feature(enable = "avx2")]
         unsafe fn avx2<const D: usize>(g: &mut Group<D>, p: &[f64; D]) -> f64 {
             g.scan(p)
         }
         if std::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F, checked just above.
-            return unsafe { avx512(g, p) };
+            return unsafe { scan_avx512(g, p) };
         }
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2, checked just above.
@@ -1706,7 +1722,13 @@ mod tests {
             let p = [r.gen::<f64>(), r.gen::<f64>()];
             let d: Vec<f64> = segs.iter().map(|s| s.closest_point(p).distance).collect();
             let nearest = (0..n).fold(0, |b, i| if d[i] < d[b] { i } else { b });
-            let mut forms: Vec<Sift> = vec![Group::sift];
+            // The portable scan as the default build compiles it, the
+            // dispatched one, and AVX-512 by hand.
+            let portable: Sift = |g, p, limit| {
+                let best = g.scan(p);
+                g.sift_scanned(best, limit)
+            };
+            let mut forms: Vec<Sift> = vec![portable, Group::sift];
             #[cfg(target_arch = "x86_64")]
             if std::is_x86_feature_detected!("avx512f") {
                 // SAFETY: the CPU has AVX-512F, checked just above.
