@@ -582,17 +582,20 @@ impl<R: Copy + Send + Sync> Answers<R> {
         if self.at.is_empty() {
             return self.found.clone();
         }
-        let pick = |&i: &u32| self.found[i as usize];
+        let n = self.len();
         with_threads(
             self.threads,
             || {
-                let mut back = big_vec(self.at.len());
-                back.par_extend(self.at.par_iter().map(pick));
+                let mut back = big_vec(n);
+                back.par_extend(self.at.par_iter().map(|&i| self.found[i as usize]));
                 back
             },
             || {
-                let mut back = big_vec(self.at.len());
-                back.extend(self.at.iter().map(pick));
+                // Read ahead (see `range`): 126-135 -> 117-120 ns a query
+                // for a million nearest answers on one thread. On two
+                // threads it measured no faster (78-79 vs 80-89 ns).
+                let mut back = big_vec(n);
+                back.extend(self.range(0..n));
                 back
             },
         )
