@@ -412,9 +412,8 @@ impl<const D: usize> Evals<D> {
 #[derive(Default)]
 pub(crate) struct Pending<const D: usize> {
     evals: Evals<D>,
-    /// Each pair's position in the output and its runner-up bound.
-    at: Vec<(usize, f64)>,
-    slot: Vec<u32>,
+    /// Each pair's position in the output, segment and runner-up bound.
+    at: Vec<(usize, u32, f64)>,
 }
 
 impl<const D: usize> Pending<D> {
@@ -426,8 +425,7 @@ impl<const D: usize> Pending<D> {
     /// The answer at output position `at`: `p` projected onto `slot`.
     pub(crate) fn push(&mut self, index: &Index<D>, p: &[f64; D], slot: u32, runner_up: f64, at: usize) {
         self.evals.push(index, p, slot);
-        self.at.push((at, runner_up));
-        self.slot.push(slot);
+        self.at.push((at, slot, runner_up));
     }
 
     /// Evaluates every pair, handing `put` each output position and its
@@ -437,13 +435,12 @@ impl<const D: usize> Pending<D> {
             return;
         }
         self.evals.run();
-        for (j, (&(at, runner_up), &slot)) in self.at.iter().zip(&self.slot).enumerate() {
+        for (j, &(at, slot, runner_up)) in self.at.iter().enumerate() {
             let f = Found { runner_up, ..index.found(slot, self.evals.get(j)) };
             put(at, (f.proj.distance <= limit).then_some(f));
         }
         self.evals.clear();
         self.at.clear();
-        self.slot.clear();
     }
 }
 
@@ -510,6 +507,17 @@ impl<const D: usize> Default for Group<D> {
 }
 
 impl<const D: usize> Group<D> {
+    /// Adds the segment from `a` to `b` (in `slot`) with what the scan
+    /// needs precomputed; returns its largest coordinate magnitude (the
+    /// index's coordinates are finite: never NaN).
+    #[inline(always)]
+    fn add(&mut self, a: [f64; D], b: [f64; D], slot: u32) -> f64 {
+        let ab: [f64; D] = std::array::from_fn(|k| b[k] - a[k]);
+        let l: f64 = ab.iter().map(|c| c * c).sum();
+        self.push(a, ab, if l > 0.0 { 1.0 / l } else { 0.0 }, slot);
+        (0..D).fold(0.0, |m, k| fmax(fmax(m, a[k].abs()), b[k].abs()))
+    }
+
     fn push(&mut self, a: [f64; D], ab: [f64; D], inv: f64, slot: u32) {
         let c = self.slot.len() % B;
         if c == 0 {
@@ -613,10 +621,7 @@ impl<const D: usize> Group<D> {
         // default build has no popcount instruction).
         let (mut many, mut first) = (false, usize::MAX);
         for (i, d2) in self.d2.iter().enumerate() {
-            let mut mask = 0u32;
-            for c in 0..B {
-                mask |= u32::from(d2[c] <= cut2) << c;
-            }
+            let mask = passing(d2, cut2);
             (many, first) = tally(mask, i, many, first);
         }
         (cut2, many, first)
@@ -635,6 +640,16 @@ impl<const D: usize> Group<D> {
         };
         cut2(bound, self.m)
     }
+}
+
+/// The lanes of a chunk of scanned d² that pass the cut `cut2`, a bit each.
+#[inline(always)]
+fn passing(d2: &[f64; B], cut2: f64) -> u32 {
+    let mut mask = 0u32;
+    for c in 0..B {
+        mask |= u32::from(d2[c] <= cut2) << c;
+    }
+    mask
 }
 
 /// One chunk's lanes that pass (`mask`, chunk `i`) added to the tally of
@@ -657,16 +672,6 @@ fn sift_group<const D: usize>(g: &mut Group<D>, p: &[f64; D], limit: f64) -> (f6
         return unsafe { sift_avx512(g, p, limit) };
     }
     g.sift(p, limit)
-}
-
-/// Whether the CPU has the AVX-512 subsets the group walk is compiled for
-/// (compares into mask registers need VL/DQ/BW besides F).
-#[cfg(target_arch = "x86_64")]
-pub(crate) fn has_avx512() -> bool {
-    std::is_x86_feature_detected!("avx512f")
-        && std::is_x86_feature_detected!("avx512vl")
-        && std::is_x86_feature_detected!("avx512dq")
-        && std::is_x86_feature_detected!("avx512bw")
 }
 
 /// The fast squared distances from `p` (each coordinate in all lanes of
@@ -1108,15 +1113,8 @@ impl<const D: usize> Index<D> {
                 if g.slot.len() == cap {
                     return false;
                 }
-                let a: [f64; D] = std::array::from_fn(|k| leaf.lo[k][c]);
-                let b: [f64; D] = std::array::from_fn(|k| leaf.hi[k][c]);
-                let ab: [f64; D] = std::array::from_fn(|k| b[k] - a[k]);
-                let l: f64 = ab.iter().map(|c| c * c).sum();
-                for k in 0..D {
-                    // (Coordinates in the index are finite: no NaN here.)
-                    m = fmax(fmax(m, a[k].abs()), b[k].abs());
-                }
-                g.push(a, ab, if l > 0.0 { 1.0 / l } else { 0.0 }, (base + c) as u32);
+                let (a, b) = (std::array::from_fn(|k| leaf.lo[k][c]), std::array::from_fn(|k| leaf.hi[k][c]));
+                m = fmax(m, g.add(a, b, (base + c) as u32));
             }
         }
         g.m = m;
@@ -1145,13 +1143,8 @@ impl<const D: usize> Index<D> {
                 continue;
             }
             let i = slot as usize;
-            let a: [f64; D] = std::array::from_fn(|k| self.seg_a(k, i));
-            let ab: [f64; D] = std::array::from_fn(|k| self.seg_b(k, i) - a[k]);
-            let l: f64 = ab.iter().map(|c| c * c).sum();
-            for k in 0..D {
-                m = fmax(fmax(m, a[k].abs()), self.seg_b(k, i).abs());
-            }
-            g.push(a, ab, if l > 0.0 { 1.0 / l } else { 0.0 }, slot);
+            let (a, b) = (std::array::from_fn(|k| self.seg_a(k, i)), std::array::from_fn(|k| self.seg_b(k, i)));
+            m = fmax(m, g.add(a, b, slot));
         }
         g.count = g.slot.len();
         g.m = m;
@@ -1186,10 +1179,7 @@ impl<const D: usize> Index<D> {
         let mut found: Option<(Found<D>, usize)> = None;
         if many {
             for (i, d2) in g.d2.iter().enumerate() {
-                let mut mask = 0u32;
-                for c in 0..B {
-                    mask |= u32::from(d2[c] <= cut2) << c;
-                }
+                let mut mask = passing(d2, cut2);
                 while mask != 0 {
                     let c = i * B + mask.trailing_zeros() as usize;
                     mask &= mask - 1;
@@ -1411,10 +1401,7 @@ impl<const D: usize> Index<D> {
         }
         let cut2 = cut2(bound, m);
         for (i, d2) in g.d2.iter().enumerate() {
-            let mut mask = 0u32;
-            for c in 0..B {
-                mask |= u32::from(d2[c] <= cut2) << c;
-            }
+            let mut mask = passing(d2, cut2);
             while mask != 0 {
                 let c = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
