@@ -78,9 +78,11 @@ impl<const D: usize> Features<D> {
                 single[i / 64] |= 1 << (i % 64);
             }
         }
-        let mut f = Features { index, vertices, part_start, feature_part, cum, lengths: Vec::new(), single };
-        f.lengths = (0..n).map(|i| f.length(i)).collect();
-        Ok(f)
+        // A feature's length is its last vertex's distance along (0 with no
+        // parts).
+        let lengths =
+            feature_part.windows(2).map(|f| if f[0] == f[1] { 0.0 } else { cum[part_start[f[1]] - 1] }).collect();
+        Ok(Features { index, vertices, part_start, feature_part, cum, lengths, single })
     }
 
     /// The distance along its feature of a hit, and as a fraction of the
@@ -98,12 +100,7 @@ impl<const D: usize> Features<D> {
     }
 
     fn length(&self, feature: usize) -> f64 {
-        let (p0, p1) = (self.feature_part[feature], self.feature_part[feature + 1]);
-        if p0 == p1 {
-            0.0 // no parts
-        } else {
-            self.cum[self.part_start[p1] - 1]
-        }
+        self.lengths[feature]
     }
 
     /// The point at distance `s` along `feature` (clamped to it).
