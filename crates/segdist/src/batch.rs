@@ -39,6 +39,8 @@ use crate::{batch_kernel, fast};
 
 /// Queries handed to the kernels at a time (a multiple of every lane count).
 const BLOCK: usize = 256;
+#[cfg(target_arch = "x86_64")]
+const _: () = assert!(BLOCK == crate::routed::BLOCK);
 /// Below this many queries, no other thread is asked to help.
 const PAR_MIN: usize = 1 << 15;
 
@@ -577,6 +579,8 @@ impl<T: Scalar, const D: usize> Job<'_, T, D> {
         }
         let (a, b, p) = (self.a.slice(start, end), self.b.slice(start, end), self.p.slice(start, end));
         with_block::<D>(|blk| {
+            blk.wants_d2 = out.distance_squared.is_some();
+            blk.wants_code = out.region.is_some();
             let mut i = 0;
             while i < end - start {
                 let m = (end - start - i).min(BLOCK);
@@ -636,6 +640,13 @@ struct Block<const D: usize> {
     /// Region per query as the lane kernels give it: 0 start, 1 interior,
     /// 2 end, 3 undefined (converted only if the caller wants regions).
     code: [f64; BLOCK],
+    /// Which of `d2` and `code` the caller reads (the routed pass skips the
+    /// others).
+    wants_d2: bool,
+    wants_code: bool,
+    /// The routed pass's columns (one segment, distance only, AVX2).
+    #[cfg(target_arch = "x86_64")]
+    routed: crate::routed::Scratch<D>,
 }
 
 impl<const D: usize> Block<D> {
@@ -651,6 +662,10 @@ impl<const D: usize> Block<D> {
             t: [0.0; BLOCK],
             q: [[0.0; BLOCK]; D],
             code: [0.0; BLOCK],
+            wants_d2: true,
+            wants_code: true,
+            #[cfg(target_arch = "x86_64")]
+            routed: crate::routed::Scratch::new(),
         })
     }
 
@@ -801,13 +816,54 @@ fn scalar_accurate<const D: usize, const LINE: bool, const FULL: bool>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw")]
 unsafe fn accurate_avx512<const D: usize, const LINE: bool, const FULL: bool>(blk: &mut Block<D>, m: usize) {
+    // SAFETY: this function's features include AVX-512 F, VL, DQ and BW.
+    if !LINE && !FULL && unsafe { routed_block::<D, true>(blk, m) } {
+        return;
+    }
     accurate_shared_or_not::<crate::lanes::Avx512, D, LINE, FULL>(blk, m);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn accurate_avx2<const D: usize, const LINE: bool, const FULL: bool>(blk: &mut Block<D>, m: usize) {
+    // SAFETY: this function's features include AVX2 and FMA.
+    if !LINE && !FULL && unsafe { routed_block::<D, false>(blk, m) } {
+        return;
+    }
     accurate_shared_or_not::<crate::lanes::Avx2, D, LINE, FULL>(blk, m);
+}
+
+/// One segment, distance only: the routed pass ([`crate::routed`]), if the
+/// segment allows it (`false`: the caller runs the lane kernel).
+///
+/// # Safety
+///
+/// AVX2 and FMA, and AVX-512 F, VL, DQ and BW if `AVX512` (inlined into
+/// the `#[target_feature]` callers above).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn routed_block<const D: usize, const AVX512: bool>(blk: &mut Block<D>, m: usize) -> bool {
+    let (Some(a), Some(b)) = (blk.fixed_a, blk.fixed_b) else { return false };
+    let Some(seg) = batch_kernel::Shared::<crate::lanes::Avx2, D>::new(&a, &b) else { return false };
+    let wants = crate::routed::Wants { d2: blk.wants_d2, code: blk.wants_code };
+    let out = crate::routed::Outs { d: &mut blk.d, d2: &mut blk.d2, code: &mut blk.code };
+    // SAFETY: as this function.
+    let rest = unsafe {
+        if AVX512 {
+            crate::routed::run_avx512(&seg, &mut blk.routed, &blk.p, m, out, wants)
+        } else {
+            crate::routed::run_avx2(&seg, &mut blk.routed, &blk.p, m, out, wants)
+        }
+    };
+    for (w, mut bits) in rest.into_iter().enumerate() {
+        while bits != 0 {
+            let j = w * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let (a, b, p) = blk.query(j);
+            blk.put(j, &scalar_accurate::<D, false, false>(&a, &b, &p));
+        }
+    }
+    true
 }
 
 /// One segment for the whole block (`SHARED`) or one per query: as a

@@ -118,6 +118,47 @@ fn hi_in<V: Lanes, const D: usize>(v: &[Dd<V>; D]) -> V::Mask {
     ok
 }
 
+/// The interior branch's `Σ C_ij²` (the squared cross terms of `ab` and
+/// `ap`, a double-double) and the lanes where the scalar kernel would not
+/// trust it (they go to the exact path there, so they fall back here).
+#[inline(always)]
+fn interior_sum<V: Lanes, const D: usize>(ab: &[Dd<V>; D], ap: &[Dd<V>; D]) -> (Dd<V>, V::Mask) {
+    let zero = V::splat(0.0);
+    let two = V::splat(2.0);
+    let trust = V::splat(TRUST);
+    if D == 2 {
+        let (c, ec) = cross_dd(ab[0], ab[1], ap[0], ap[1]);
+        let c_zero = V::and(c.hi.eq(zero), ec.eq(zero));
+        let unc = V::andnot(c_zero, c.hi.abs().lt(trust.mul(ec)));
+        let sq = mul_dd(c, c);
+        (Dd { hi: V::select(c_zero, zero, sq.hi), lo: V::select(c_zero, zero, sq.lo) }, unc)
+    } else {
+        let mut sum = Dd { hi: zero, lo: zero };
+        let mut err = zero;
+        let mut any = V::none();
+        let mut tiny = V::none();
+        let c_min = V::splat(C_MIN);
+        for i in 0..D {
+            for j in i + 1..D {
+                let (c, ec) = cross_dd(ab[i], ab[j], ap[i], ap[j]);
+                any = V::or(any, ec.ne(zero));
+                tiny = V::or(tiny, V::and(c.hi.ne(zero), c.hi.abs().lt(c_min)));
+                sum = add_dd(sum, mul_dd(c, c));
+                err = err.add(two.mul(c.hi.abs()).add(ec).mul(ec));
+            }
+        }
+        (sum, V::or(tiny, V::and(any, sum.hi.lt(err.mul(trust)))))
+    }
+}
+
+/// `d` (the rounded square root) and `d²` from the chosen double-double
+/// `d²`, both `+0` in the `is_zero` lanes.
+#[inline(always)]
+fn finish<V: Lanes>(x: Dd<V>, is_zero: V::Mask) -> (V, V) {
+    let zero = V::splat(0.0);
+    (V::select(is_zero, zero, sqrt_dd_rounded(x)), V::select(is_zero, zero, x.hi))
+}
+
 /// Results for `N` lanes. `fallback` marks the lanes to recompute with the
 /// scalar kernel; their other fields are meaningless.
 pub(crate) struct Out<V: Lanes, const D: usize> {
@@ -187,38 +228,14 @@ pub(crate) fn accurate<V: Lanes, const D: usize, const LINE: bool, const FULL: b
     let (s_vertex, _) = dot_dd(&v, &v);
 
     // Interior: d² = Σ C_ij² / L.
-    let (s, uncertain) = if D == 2 {
-        let (c, ec) = cross_dd(ab[0], ab[1], ap[0], ap[1]);
-        let c_zero = V::and(c.hi.eq(zero), ec.eq(zero));
-        let unc = V::andnot(c_zero, c.hi.abs().lt(trust.mul(ec)));
-        let sq = mul_dd(c, c);
-        (Dd { hi: V::select(c_zero, zero, sq.hi), lo: V::select(c_zero, zero, sq.lo) }, unc)
-    } else {
-        let mut sum = Dd { hi: zero, lo: zero };
-        let mut err = zero;
-        let mut any = V::none();
-        let mut tiny = V::none();
-        let c_min = V::splat(C_MIN);
-        for i in 0..D {
-            for j in i + 1..D {
-                let (c, ec) = cross_dd(ab[i], ab[j], ap[i], ap[j]);
-                any = V::or(any, ec.ne(zero));
-                tiny = V::or(tiny, V::and(c.hi.ne(zero), c.hi.abs().lt(c_min)));
-                sum = add_dd(sum, mul_dd(c, c));
-                err = err.add(two.mul(c.hi.abs()).add(ec).mul(ec));
-            }
-        }
-        (sum, V::or(tiny, V::and(any, sum.hi.lt(err.mul(trust)))))
-    };
+    let (s, uncertain) = interior_sum(&ab, &ap);
     fallback = V::or(fallback, V::and(interior, uncertain));
     let inv_l = one.div(l.hi);
     let s_zero = V::and(interior, s.hi.eq(zero));
     let d2dd = div_dd_inv(s, l, inv_l);
     // One rounded square root for every region, on the chosen operand.
     let x = Dd { hi: V::select(interior, d2dd.hi, s_vertex.hi), lo: V::select(interior, d2dd.lo, s_vertex.lo) };
-    let is_zero = V::or(s_zero, p_is_b);
-    let d = V::select(is_zero, zero, sqrt_dd_rounded(x));
-    let d2 = V::select(is_zero, zero, x.hi);
+    let (d, d2) = finish(x, V::or(s_zero, p_is_b));
     let region = V::select(start, zero, V::select(end, two, one));
     if !FULL {
         return Out { d, d2, t: zero, q: *a, region, fallback };
@@ -249,6 +266,100 @@ pub(crate) fn accurate<V: Lanes, const D: usize, const LINE: bool, const FULL: b
         q[i] = V::select(start, a[i], V::select(end, b[i], qi));
     }
     Out { d, d2, t, q, region, fallback }
+}
+
+/// One segment shared by many queries, distance only: what depends on the
+/// segment alone, computed once, and each region's operations on their own
+/// (for [`crate::routed`], which sorts the queries by region first).
+///
+/// [`accurate`] computes every region for every lane and selects. Once a
+/// lane's region is known (and that the scalar kernel would certify it on
+/// its direct path), [`Shared::interior`] and [`Shared::vertex`] run only
+/// that region's operations: the same operations on the same values as in
+/// [`accurate`], hence the scalar kernel's bits.
+pub(crate) struct Shared<V: Lanes, const D: usize> {
+    a: [V; D],
+    b: [V; D],
+    ab: [Dd<V>; D],
+    l: Dd<V>,
+    inv_l: V,
+}
+
+/// A coordinate the routed pass takes: zero, or `2^-147 <= |x| <= 2^198`.
+/// When every coordinate of `a`, `b` and `p` is one, every difference of
+/// two of them is zero or in `[2^-199, 2^199]` (a non-zero difference of
+/// multiples of `2^-199` is at least that), inside the scalar kernel's direct
+/// window `[2^-200, 2^200]`: its window tests pass and need not be repeated
+/// per lane.
+pub(crate) fn routable(x: f64) -> bool {
+    let m = x.abs();
+    x == 0.0 || (ROUTABLE_LO..=ROUTABLE_HI).contains(&m)
+}
+
+/// The bounds of [`routable`].
+pub(crate) const ROUTABLE_LO: f64 = 1.0 / (1u128 << 127) as f64 / (1u64 << 20) as f64;
+pub(crate) const ROUTABLE_HI: f64 = (1u128 << 127) as f64 * (1u128 << 71) as f64;
+
+impl<V: Lanes, const D: usize> Shared<V, D> {
+    /// `None` unless every coordinate of the segment is [`routable`] and
+    /// its length is not zero (then every lane takes [`accurate`]).
+    #[inline(always)]
+    pub(crate) fn new(a: &[f64; D], b: &[f64; D]) -> Option<Self> {
+        if !(a.iter().chain(b).all(|&x| routable(x)) && a != b) {
+            return None;
+        }
+        let a = a.map(V::splat);
+        let b = b.map(V::splat);
+        let ab = diff(&b, &a);
+        let (l, _) = dot_dd(&ab, &ab);
+        Some(Shared { a, b, ab, l, inv_l: V::splat(1.0).div(l.hi) })
+    }
+
+    /// `|ab|²` rounded (the high part the scalar kernel compares with).
+    #[inline(always)]
+    pub(crate) fn l_hi(&self) -> f64 {
+        lane0(self.l.hi)
+    }
+
+    /// The start vertex.
+    #[inline(always)]
+    pub(crate) fn a_hi(&self) -> [f64; D] {
+        self.a.map(lane0)
+    }
+
+    /// The high parts of `b − a`.
+    #[inline(always)]
+    pub(crate) fn ab_hi(&self) -> [f64; D] {
+        self.ab.map(|x| lane0(x.hi))
+    }
+
+    /// `d` and `d²` of interior lanes, and the lanes the scalar kernel would
+    /// send to the exact path (a cross product it cannot trust).
+    #[inline(always)]
+    pub(crate) fn interior(&self, p: &[V; D]) -> (V, V, V::Mask) {
+        let zero = V::splat(0.0);
+        let ap = diff(p, &self.a);
+        let (s, uncertain) = interior_sum(&self.ab, &ap);
+        let d2dd = div_dd_inv(s, self.l, self.inv_l);
+        let (d, d2) = finish(d2dd, s.hi.eq(zero));
+        (d, d2, uncertain)
+    }
+
+    /// `d` and `d²` of lanes whose closest point is the start (`END =
+    /// false`) or the end vertex.
+    #[inline(always)]
+    pub(crate) fn vertex<const END: bool>(&self, p: &[V; D]) -> (V, V) {
+        let v = diff(p, if END { &self.b } else { &self.a });
+        let (s, _) = dot_dd(&v, &v);
+        finish(s, V::none())
+    }
+}
+
+#[inline(always)]
+fn lane0<V: Lanes>(v: V) -> f64 {
+    let mut x = [0.0; 16];
+    v.store(&mut x);
+    x[0]
 }
 
 #[cfg(test)]

@@ -79,6 +79,8 @@ mod kernel;
 mod lanes;
 mod line;
 mod plane;
+#[cfg(target_arch = "x86_64")]
+mod routed;
 mod scalar;
 mod segment;
 

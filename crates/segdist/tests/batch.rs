@@ -331,3 +331,111 @@ fn a_reused_block_forgets_the_last_calls_segment() {
         assert!(d.iter().all(|&x| x == 4.0), "{isa:?}: {d:?}");
     }
 }
+
+/// Points on and next to the two boundaries between regions of one
+/// segment (the perpendiculars through its vertices), on and next to the
+/// segment, at the vertices, and out of the routed pass's range, for each
+/// of several segments.
+fn boundary_points<const D: usize>(a: [f64; D], b: [f64; D], seed: u64) -> Vec<[f64; D]> {
+    use rand::Rng;
+    let mut r = rng(seed);
+    let ab: [f64; D] = core::array::from_fn(|i| b[i] - a[i]);
+    let len = ab.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let _ = len;
+    // Perpendicular to the segment (exactly, before rounding): points
+    // `base + side·across` lie within rounding of a region boundary.
+    let mut across = [0.0; D];
+    across[0] = -ab[1];
+    across[1] = ab[0];
+    let mut v = Vec::new();
+    for _ in 0..400 {
+        let base = if r.gen::<bool>() { a } else { b };
+        let side =
+            [0.0, 1e-300, 1e-17, 1e-9, 1e-3, 1.0, 1e3][r.gen_range(0..7)] * if r.gen::<bool>() { 1.0 } else { -1.0 };
+        let along = [0.0, 1e-300, 2e-16, 1e-16, 1e-15, 1e-12, 1e-8, 0.5, 1.0, 3.0][r.gen_range(0..10)]
+            * if r.gen::<bool>() { 1.0 } else { -1.0 };
+        let mut p: [f64; D] = core::array::from_fn(|i| base[i] + side * across[i] + along * ab[i]);
+        // Nudge a coordinate by a few ulps now and then.
+        if r.gen::<bool>() {
+            let i = r.gen_range(0..D);
+            let k = r.gen_range(-3i64..=3);
+            p[i] = f64::from_bits((p[i].to_bits() as i64 + k) as u64);
+        }
+        v.push(p);
+    }
+    v.push(a);
+    v.push(b);
+    for s in [0.25, 0.5, 0.75] {
+        v.push(core::array::from_fn(|i| a[i] + s * ab[i]));
+    }
+    let mut odd = a;
+    odd[0] = 0.0;
+    v.push(odd);
+    for x in [f64::NAN, f64::INFINITY, 1e-310, 1e-200, 1e250, -1e300, 0.0] {
+        let mut p = b;
+        p[D - 1] = x;
+        v.push(p);
+    }
+    v
+}
+
+/// With one segment and no `t` or point asked for, the batch layer sorts
+/// queries by region before computing (on AVX2 and AVX-512): points on the
+/// region boundaries, on the segment and out of range must still come out
+/// as the scalar kernel's bits, with every mix of outputs.
+fn routed_matches_scalar<const D: usize>(segments: &[([f64; D], [f64; D])]) {
+    for isa in isas() {
+        for (s, &(a, b)) in segments.iter().enumerate() {
+            let p = boundary_points(a, b, 100 + s as u64);
+            let n = p.len();
+            let opts = Options { isa, threads: Some(1), ..Options::default() };
+            let (mut d, mut d2, mut region) = (vec![0.0; n], vec![0.0; n], vec![Region::Undefined; n]);
+            let all = Outputs {
+                distance: Some(&mut d),
+                distance_squared: Some(&mut d2),
+                region: Some(&mut region),
+                ..Outputs::default()
+            };
+            batch::one_to_many(a, b, &p, all, &opts).unwrap();
+            let mut d_only = vec![0.0; n];
+            batch::one_to_many(a, b, &p, Outputs { distance: Some(&mut d_only), ..Outputs::default() }, &opts).unwrap();
+            let mut d2_only = vec![0.0; n];
+            batch::one_to_many(a, b, &p, Outputs { distance_squared: Some(&mut d2_only), ..Outputs::default() }, &opts)
+                .unwrap();
+            for i in 0..n {
+                let e = Segment::new(a, b).closest_point(p[i]);
+                let ctx = || format!("{isa:?} a={a:?} b={b:?} p={:?}", p[i]);
+                assert!(
+                    same(d[i], e.distance) && same(d_only[i], e.distance),
+                    "d {} vs {}: {}",
+                    d[i],
+                    e.distance,
+                    ctx()
+                );
+                assert!(same(d2[i], e.distance_squared) && same(d2_only[i], e.distance_squared), "d2: {}", ctx());
+                assert_eq!(region[i], e.region, "{}", ctx());
+            }
+        }
+    }
+}
+
+#[test]
+fn routed_one_segment_matches_scalar_near_every_boundary_2d() {
+    routed_matches_scalar::<2>(&[
+        ([0.25, 0.4], [0.75, 0.6]),
+        ([0.0, 0.0], [1.0, 0.0]),
+        ([3.5e6, 6.7e6], [3.5e6 + 7.0, 6.7e6 + 3.0]),
+        ([1e-100, -2e-100], [3e-100, 5e-100]),
+        ([1e150, 1e150], [1.0000001e150, 0.9999999e150]),
+        ([-1.0, 2.0], [-1.0 + 1e-12, 2.0]),
+    ]);
+}
+
+#[test]
+fn routed_one_segment_matches_scalar_near_every_boundary_3d() {
+    routed_matches_scalar::<3>(&[
+        ([0.25, 0.4, 0.1], [0.75, 0.6, 0.9]),
+        ([3.5e6, 6.7e6, 100.0], [3.5e6 + 7.0, 6.7e6 + 3.0, 101.0]),
+        ([0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
+    ]);
+}

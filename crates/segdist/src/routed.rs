@@ -1,0 +1,329 @@
+//! One segment against many points, distance only, on x86-64 with AVX2: the
+//! queries of a block are routed to their region before any double-double
+//! work, and each region's kernel then runs on its own lanes only.
+//!
+//! The lane kernel ([`crate::batch_kernel::accurate`]) computes every region
+//! for every lane and selects, as neighbouring queries rarely share a region.
+//! This pass gives the same bits with much less work:
+//!
+//! 1. **Route** four queries at a time by a plain-`f64` estimate of
+//!    `N = ap·ab`: certainly interior, certainly past the start, certainly
+//!    past the end, or none of these (see below why the verdicts are the
+//!    scalar kernel's).
+//! 2. **Compact** each route's coordinates into its own columns (a
+//!    permutation from a table indexed by the four-lane mask: AVX2 has no
+//!    compress instruction).
+//! 3. **Run** the route's kernel ([`Shared::interior`], [`Shared::vertex`])
+//!    over its columns, four lanes at a time.
+//! 4. **Expand** the results back into query order (the inverse
+//!    permutations), and hand the lanes of no route, and the rare interior
+//!    lanes the scalar kernel would finish on its exact path, to the scalar
+//!    kernel.
+//!
+//! Why a route's verdict is the scalar kernel's: every coordinate of the
+//! segment and of a routed point is [`routable`](crate::batch_kernel::routable), so every difference lies in
+//! the scalar kernel's direct window and is exact as a double-double, and
+//! every product of two is far from underflow. The estimate
+//! `ñ = fl(Σ fl(fl(p_i − a_i)·abh_i))` is then within `2^-50·M` of the exact
+//! `N`, `M = Σ|fl(p_i − a_i)·abh_i|`. A lane is routed only when `ñ` clears
+//! `0` or `L` by `2^-44·M` (and `L` by `2^-44·L`), far more than the scalar
+//! kernel's own error bounds on `N` and `N − L` (about `2^-99` relative), so
+//! its certified tests pick the same region, and none of its uncertain bands
+//! (which go to the exact path) can hold the lane.
+//!
+//! Routing, compaction and expansion are written with intrinsics (LLVM
+//! turned the portable form of the routing into two-lane code with scalar
+//! compares). The arithmetic that makes the results (step 3) is the
+//! portable lane code, so the bits rest on the same argument as the lane
+//! kernel's.
+
+use core::arch::x86_64::*;
+
+use crate::batch_kernel::{Shared, ROUTABLE_HI, ROUTABLE_LO};
+use crate::lanes::{Avx2, Lanes};
+
+/// Queries per block (the batch driver's block size).
+pub(crate) const BLOCK: usize = 256;
+/// A route's columns: a vector is always written whole.
+const ROOM: usize = BLOCK + 4;
+/// The routing margin, relative (see the module's text).
+const MARGIN: f64 = 1.0 / (1u64 << 44) as f64;
+
+/// Routes: interior, past the start, past the end.
+const ROUTES: usize = 3;
+
+/// The scratch columns of one block, kept with the block (allocated once per
+/// thread).
+pub(crate) struct Scratch<const D: usize> {
+    p: [[[f64; ROOM]; D]; ROUTES],
+    d: [[f64; ROOM]; ROUTES],
+    d2: [[f64; ROOM]; ROUTES],
+    /// Per group of four queries, the lanes of each route (four bits each).
+    masks: [u16; BLOCK / 4],
+}
+
+impl<const D: usize> Scratch<D> {
+    pub(crate) fn new() -> Self {
+        Scratch {
+            p: [[[0.0; ROOM]; D]; ROUTES],
+            d: [[0.0; ROOM]; ROUTES],
+            d2: [[0.0; ROOM]; ROUTES],
+            masks: [0; BLOCK / 4],
+        }
+    }
+}
+
+/// Permutation tables (as 32-bit lane indices for `vpermps`), indexed by a
+/// four-lane mask: `PACK[m]` moves the lanes set in `m` to the front, in
+/// order; `SPREAD[m]` puts the `r`-th packed value back at the `r`-th lane
+/// set in `m`. Unused slots read lane 0. `COUNT[m]`: the lanes set.
+const PACK: [[i32; 8]; 16] = tables().0;
+const SPREAD: [[i32; 8]; 16] = tables().1;
+const COUNT: [usize; 16] = tables().2;
+
+const fn tables() -> ([[i32; 8]; 16], [[i32; 8]; 16], [usize; 16]) {
+    let mut pack = [[0i32; 8]; 16];
+    let mut spread = [[0i32; 8]; 16];
+    let mut count = [0usize; 16];
+    let mut m = 0;
+    while m < 16 {
+        let mut r = 0;
+        let mut l = 0;
+        while l < 4 {
+            if m & (1 << l) != 0 {
+                pack[m][2 * r] = 2 * l as i32;
+                pack[m][2 * r + 1] = 2 * l as i32 + 1;
+                spread[m][2 * l] = 2 * r as i32;
+                spread[m][2 * l + 1] = 2 * r as i32 + 1;
+                r += 1;
+            }
+            l += 1;
+        }
+        count[m] = r;
+        m += 1;
+    }
+    (pack, spread, count)
+}
+
+/// The lanes set in a four-bit mask, as a vector mask.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn lane_mask(b: usize) -> __m256d {
+    let lanes = _mm256_setr_epi64x(1, 2, 4, 8);
+    let v = _mm256_and_si256(_mm256_set1_epi64x(b as i64), lanes);
+    _mm256_castsi256_pd(_mm256_cmpeq_epi64(v, lanes))
+}
+
+/// Four results back in query order from the routes' columns `col` (`at`:
+/// each route's next lane; `bits`: each route's lanes in this group; `sm`,
+/// `em`: the start and end lanes as vector masks).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn back(
+    col: &[[f64; ROOM]; ROUTES],
+    at: [usize; ROUTES],
+    bits: [usize; ROUTES],
+    sm: __m256d,
+    em: __m256d,
+) -> __m256d {
+    // SAFETY: AVX2; `at[r] + 4 <= ROOM` as a route holds at most `BLOCK` lanes.
+    unsafe {
+        let x: [__m256d; ROUTES] = core::array::from_fn(|r| {
+            let v = _mm256_loadu_pd(col[r].as_ptr().add(at[r]));
+            let idx = _mm256_loadu_si256(SPREAD[bits[r]].as_ptr().cast());
+            _mm256_castps_pd(_mm256_permutevar8x32_ps(_mm256_castpd_ps(v), idx))
+        });
+        _mm256_blendv_pd(_mm256_blendv_pd(x[0], x[1], sm), x[2], em)
+    }
+}
+
+/// What the block needs back besides `d`.
+#[derive(Clone, Copy)]
+pub(crate) struct Wants {
+    pub d2: bool,
+    pub code: bool,
+}
+
+/// The block's outputs, as the batch driver holds them.
+pub(crate) struct Outs<'a> {
+    pub d: &'a mut [f64; BLOCK],
+    pub d2: &'a mut [f64; BLOCK],
+    pub code: &'a mut [f64; BLOCK],
+}
+
+/// Runs a block's `m` queries (coordinate columns `p`) into `out`; returns
+/// the queries left for the scalar kernel, one bit each (a `u64` per 64
+/// queries).
+///
+/// # Safety
+///
+/// The CPU must have AVX2 and FMA.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn run_avx2<const D: usize>(
+    seg: &Shared<Avx2, D>,
+    s: &mut Scratch<D>,
+    p: &[[f64; BLOCK]; D],
+    m: usize,
+    out: Outs<'_>,
+    wants: Wants,
+) -> [u64; BLOCK / 64] {
+    // SAFETY: AVX2 and FMA, this function's contract.
+    unsafe { body(seg, s, p, m, out, wants) }
+}
+
+/// [`run_avx2`] compiled with AVX-512 too (mask registers for the lane
+/// kernels' selects).
+///
+/// # Safety
+///
+/// The CPU must have AVX-512 F, VL, DQ and BW (hence AVX2 and FMA).
+#[inline]
+#[target_feature(enable = "avx2,fma,avx512f,avx512vl,avx512dq,avx512bw")]
+pub(crate) unsafe fn run_avx512<const D: usize>(
+    seg: &Shared<Avx2, D>,
+    s: &mut Scratch<D>,
+    p: &[[f64; BLOCK]; D],
+    m: usize,
+    out: Outs<'_>,
+    wants: Wants,
+) -> [u64; BLOCK / 64] {
+    // SAFETY: AVX2 and FMA, implied by this function's contract.
+    unsafe { body(seg, s, p, m, out, wants) }
+}
+
+/// The pass itself: inlined into [`run_avx2`] and [`run_avx512`], whose
+/// features its intrinsics then take.
+#[inline(always)]
+unsafe fn body<const D: usize>(
+    seg: &Shared<Avx2, D>,
+    s: &mut Scratch<D>,
+    p: &[[f64; BLOCK]; D],
+    m: usize,
+    out: Outs<'_>,
+    wants: Wants,
+) -> [u64; BLOCK / 64] {
+    debug_assert!(m <= BLOCK);
+    // SAFETY: the caller's features; every load and store below stays inside
+    // its array (`j + 4 <= BLOCK` as `j < m <= BLOCK` steps by 4, and a route
+    // holds at most `BLOCK` lanes, written four at a time into `ROOM`).
+    unsafe {
+        let c = seg.ab_hi();
+        let va = seg.a_hi();
+        let l = seg.l_hi();
+        let a: [__m256d; D] = core::array::from_fn(|i| _mm256_set1_pd(va[i]));
+        let abh: [__m256d; D] = core::array::from_fn(|i| _mm256_set1_pd(c[i]));
+        let ab_abs: [__m256d; D] = core::array::from_fn(|i| _mm256_set1_pd(c[i].abs()));
+        let l_below = _mm256_set1_pd(l * (1.0 - MARGIN));
+        let l_above = _mm256_set1_pd(l * (1.0 + MARGIN));
+        let margin = _mm256_set1_pd(MARGIN);
+        let sign = _mm256_set1_pd(-0.0);
+        let (lo, hi, zero) = (_mm256_set1_pd(ROUTABLE_LO), _mm256_set1_pd(ROUTABLE_HI), _mm256_setzero_pd());
+
+        // 1–2: route and compact.
+        let mut count = [0usize; ROUTES];
+        let mut rest = [0u64; BLOCK / 64];
+        let mut j = 0;
+        while j < m {
+            let pv: [__m256d; D] = core::array::from_fn(|i| _mm256_loadu_pd(p[i].as_ptr().add(j)));
+            let mut n = zero;
+            let mut mag = zero;
+            let mut ok = _mm256_cmp_pd::<_CMP_EQ_OQ>(zero, zero);
+            for i in 0..D {
+                let x = _mm256_andnot_pd(sign, pv[i]);
+                // routable: |x| <= hi (false for NaN), and not 0 < |x| < lo.
+                let tiny = _mm256_and_pd(_mm256_cmp_pd::<_CMP_LT_OQ>(x, lo), _mm256_cmp_pd::<_CMP_NEQ_UQ>(x, zero));
+                ok = _mm256_and_pd(ok, _mm256_andnot_pd(tiny, _mm256_cmp_pd::<_CMP_LE_OQ>(x, hi)));
+                let aph = _mm256_sub_pd(pv[i], a[i]);
+                n = _mm256_add_pd(n, _mm256_mul_pd(aph, abh[i]));
+                mag = _mm256_add_pd(mag, _mm256_mul_pd(_mm256_andnot_pd(sign, aph), ab_abs[i]));
+            }
+            let e = _mm256_mul_pd(mag, margin);
+            let inner = _mm256_and_pd(
+                _mm256_cmp_pd::<_CMP_LT_OQ>(e, n),
+                _mm256_cmp_pd::<_CMP_LT_OQ>(_mm256_add_pd(n, e), l_below),
+            );
+            let start = _mm256_cmp_pd::<_CMP_LT_OQ>(n, _mm256_xor_pd(e, sign));
+            let end = _mm256_cmp_pd::<_CMP_LT_OQ>(l_above, _mm256_sub_pd(n, e));
+            let valid = if j + 4 <= m { 15 } else { (1 << (m - j)) - 1 } & _mm256_movemask_pd(ok) as usize;
+            let bits = [
+                _mm256_movemask_pd(inner) as usize & valid,
+                _mm256_movemask_pd(start) as usize & valid,
+                _mm256_movemask_pd(end) as usize & valid,
+            ];
+            for r in 0..ROUTES {
+                let idx = _mm256_loadu_si256(PACK[bits[r]].as_ptr().cast());
+                for (col, v) in s.p[r].iter_mut().zip(&pv) {
+                    let packed = _mm256_permutevar8x32_ps(_mm256_castpd_ps(*v), idx);
+                    _mm256_storeu_pd(col.as_mut_ptr().add(count[r]), _mm256_castps_pd(packed));
+                }
+                count[r] += COUNT[bits[r]];
+            }
+            s.masks[j / 4] = (bits[0] | bits[1] << 4 | bits[2] << 8) as u16;
+            let none = (if j + 4 <= m { 15 } else { (1 << (m - j)) - 1 }) & !(bits[0] | bits[1] | bits[2]);
+            rest[j / 64] |= (none as u64) << (j % 64);
+            j += 4;
+        }
+
+        // 3: each route's kernel over its own columns.
+        let nan = Avx2::splat(f64::NAN);
+        let mut uncertain = Avx2::none();
+        let mut k = 0;
+        while k < count[0] {
+            let pv: [Avx2; D] = core::array::from_fn(|i| Avx2::load(&s.p[0][i][k..]));
+            let (dv, d2v, unc) = seg.interior(&pv);
+            // Lanes past the route's end may be flagged too: they only cost
+            // a look for NaN below.
+            uncertain = Avx2::or(uncertain, unc);
+            Avx2::select(unc, nan, dv).store(&mut s.d[0][k..]);
+            d2v.store(&mut s.d2[0][k..]);
+            k += 4;
+        }
+        let mut k = 0;
+        while k < count[1] {
+            let pv: [Avx2; D] = core::array::from_fn(|i| Avx2::load(&s.p[1][i][k..]));
+            let (dv, d2v) = seg.vertex::<false>(&pv);
+            dv.store(&mut s.d[1][k..]);
+            d2v.store(&mut s.d2[1][k..]);
+            k += 4;
+        }
+        let mut k = 0;
+        while k < count[2] {
+            let pv: [Avx2; D] = core::array::from_fn(|i| Avx2::load(&s.p[2][i][k..]));
+            let (dv, d2v) = seg.vertex::<true>(&pv);
+            dv.store(&mut s.d[2][k..]);
+            d2v.store(&mut s.d2[2][k..]);
+            k += 4;
+        }
+
+        // 4: back into query order.
+        let (one, two) = (_mm256_set1_pd(1.0), _mm256_set1_pd(2.0));
+        let mut at = [0usize; ROUTES];
+        let mut j = 0;
+        while j < m {
+            let mk = usize::from(s.masks[j / 4]);
+            let bits = [mk & 15, (mk >> 4) & 15, mk >> 8];
+            let (sm, em) = (lane_mask(bits[1]), lane_mask(bits[2]));
+            _mm256_storeu_pd(out.d.as_mut_ptr().add(j), back(&s.d, at, bits, sm, em));
+            if wants.d2 {
+                _mm256_storeu_pd(out.d2.as_mut_ptr().add(j), back(&s.d2, at, bits, sm, em));
+            }
+            if wants.code {
+                let code = _mm256_blendv_pd(_mm256_blendv_pd(one, zero, sm), two, em);
+                _mm256_storeu_pd(out.code.as_mut_ptr().add(j), code);
+            }
+            for r in 0..ROUTES {
+                at[r] += COUNT[bits[r]];
+            }
+            j += 4;
+        }
+        if Avx2::bits(uncertain) != 0 {
+            for (j, x) in out.d[..m].iter().enumerate() {
+                if x.is_nan() {
+                    rest[j / 64] |= 1 << (j % 64);
+                }
+            }
+        }
+        rest
+    }
+}
