@@ -345,11 +345,12 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
         (d, d2, uncertain)
     }
 
-    /// `d` and `d²` of lanes whose closest point is the start (`END =
-    /// false`) or the end vertex.
+    /// `d` and `d²` of lanes whose closest point is a vertex: the end in
+    /// the `end` lanes, the start in the others.
     #[inline(always)]
-    pub(crate) fn vertex<const END: bool>(&self, p: &[V; D]) -> (V, V) {
-        let v = diff(p, if END { &self.b } else { &self.a });
+    pub(crate) fn vertex(&self, p: &[V; D], end: V::Mask) -> (V, V) {
+        let vtx: [V; D] = core::array::from_fn(|i| V::select(end, self.b[i], self.a[i]));
+        let v = diff(p, &vtx);
         let (s, _) = dot_dd(&v, &v);
         finish(s, V::none())
     }

@@ -7,8 +7,8 @@
 //! This pass gives the same bits with much less work:
 //!
 //! 1. **Route** four queries at a time by a plain-`f64` estimate of
-//!    `N = ap·ab`: certainly interior, certainly past the start, certainly
-//!    past the end, or none of these (see below why the verdicts are the
+//!    `N = ap·ab`: certainly interior, certainly at a vertex (past the start
+//!    or past the end), or neither (see below why the verdicts are the
 //!    scalar kernel's).
 //! 2. **Compact** each route's coordinates into its own columns (a
 //!    permutation from a table indexed by the four-lane mask: AVX2 has no
@@ -49,8 +49,8 @@ const ROOM: usize = BLOCK + 4;
 /// The routing margin, relative (see the module's text).
 const MARGIN: f64 = 1.0 / (1u64 << 44) as f64;
 
-/// Routes: interior, past the start, past the end.
-const ROUTES: usize = 3;
+/// Routes: interior, at a vertex.
+const ROUTES: usize = 2;
 
 /// The scratch columns of one block, kept with the block (allocated once per
 /// thread).
@@ -58,8 +58,10 @@ pub(crate) struct Scratch<const D: usize> {
     p: [[[f64; ROOM]; D]; ROUTES],
     d: [[f64; ROOM]; ROUTES],
     d2: [[f64; ROOM]; ROUTES],
+    /// Per vertex lane: 1.0 at the end, 0.0 at the start.
+    end: [f64; ROOM],
     /// Per group of four queries, the lanes of each route (four bits each).
-    masks: [u16; BLOCK / 4],
+    masks: [u8; BLOCK / 4],
 }
 
 impl<const D: usize> Scratch<D> {
@@ -68,6 +70,7 @@ impl<const D: usize> Scratch<D> {
             p: [[[0.0; ROOM]; D]; ROUTES],
             d: [[0.0; ROOM]; ROUTES],
             d2: [[0.0; ROOM]; ROUTES],
+            end: [0.0; ROOM],
             masks: [0; BLOCK / 4],
         }
     }
@@ -115,17 +118,11 @@ unsafe fn lane_mask(b: usize) -> __m256d {
 }
 
 /// Four results back in query order from the routes' columns `col` (`at`:
-/// each route's next lane; `bits`: each route's lanes in this group; `sm`,
-/// `em`: the start and end lanes as vector masks).
+/// each route's next lane; `bits`: each route's lanes in this group; `vm`:
+/// the vertex lanes as a vector mask).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn back(
-    col: &[[f64; ROOM]; ROUTES],
-    at: [usize; ROUTES],
-    bits: [usize; ROUTES],
-    sm: __m256d,
-    em: __m256d,
-) -> __m256d {
+unsafe fn back(col: &[[f64; ROOM]; ROUTES], at: [usize; ROUTES], bits: [usize; ROUTES], vm: __m256d) -> __m256d {
     // SAFETY: AVX2; `at[r] + 4 <= ROOM` as a route holds at most `BLOCK` lanes.
     unsafe {
         let x: [__m256d; ROUTES] = core::array::from_fn(|r| {
@@ -133,8 +130,37 @@ unsafe fn back(
             let idx = _mm256_loadu_si256(SPREAD[bits[r]].as_ptr().cast());
             _mm256_castps_pd(_mm256_permutevar8x32_ps(_mm256_castpd_ps(v), idx))
         });
-        _mm256_blendv_pd(_mm256_blendv_pd(x[0], x[1], sm), x[2], em)
+        _mm256_blendv_pd(x[0], x[1], vm)
     }
+}
+
+/// The interior kernel on the interior route's lanes `k..k + 4`; lanes the
+/// scalar kernel would finish on its exact path come out NaN, and are
+/// added to `uncertain`.
+#[inline(always)]
+fn interior_step<const D: usize>(
+    seg: &Shared<Avx2, D>,
+    s: &mut Scratch<D>,
+    k: usize,
+    uncertain: &mut <Avx2 as Lanes>::Mask,
+) {
+    let pv: [Avx2; D] = core::array::from_fn(|i| Avx2::load(&s.p[0][i][k..]));
+    let (dv, d2v, unc) = seg.interior(&pv);
+    // Lanes past the route's end may be flagged too: they only cost a look
+    // for NaN afterwards.
+    *uncertain = Avx2::or(*uncertain, unc);
+    Avx2::select(unc, Avx2::splat(f64::NAN), dv).store(&mut s.d[0][k..]);
+    d2v.store(&mut s.d2[0][k..]);
+}
+
+/// The vertex kernel on the vertex route's lanes `k..k + 4`.
+#[inline(always)]
+fn vertex_step<const D: usize>(seg: &Shared<Avx2, D>, s: &mut Scratch<D>, k: usize) {
+    let pv: [Avx2; D] = core::array::from_fn(|i| Avx2::load(&s.p[1][i][k..]));
+    let end = Avx2::splat(0.0).lt(Avx2::load(&s.end[k..]));
+    let (dv, d2v) = seg.vertex(&pv, end);
+    dv.store(&mut s.d[1][k..]);
+    d2v.store(&mut s.d2[1][k..]);
 }
 
 /// What the block needs back besides `d`.
@@ -220,9 +246,10 @@ unsafe fn body<const D: usize>(
         let sign = _mm256_set1_pd(-0.0);
         let (lo, hi, zero) = (_mm256_set1_pd(ROUTABLE_LO), _mm256_set1_pd(ROUTABLE_HI), _mm256_setzero_pd());
 
-        // 1–2: route and compact.
+        // 1–2: route and compact. Lanes past `m` (stale numbers) are routed
+        // too, and never read back.
+        let one = _mm256_set1_pd(1.0);
         let mut count = [0usize; ROUTES];
-        let mut rest = [0u64; BLOCK / 64];
         let mut j = 0;
         while j < m {
             let pv: [__m256d; D] = core::array::from_fn(|i| _mm256_loadu_pd(p[i].as_ptr().add(j)));
@@ -245,11 +272,10 @@ unsafe fn body<const D: usize>(
             );
             let start = _mm256_cmp_pd::<_CMP_LT_OQ>(n, _mm256_xor_pd(e, sign));
             let end = _mm256_cmp_pd::<_CMP_LT_OQ>(l_above, _mm256_sub_pd(n, e));
-            let valid = if j + 4 <= m { 15 } else { (1 << (m - j)) - 1 } & _mm256_movemask_pd(ok) as usize;
+            let vertex = _mm256_or_pd(start, end);
             let bits = [
-                _mm256_movemask_pd(inner) as usize & valid,
-                _mm256_movemask_pd(start) as usize & valid,
-                _mm256_movemask_pd(end) as usize & valid,
+                _mm256_movemask_pd(_mm256_and_pd(inner, ok)) as usize,
+                _mm256_movemask_pd(_mm256_and_pd(vertex, ok)) as usize,
             ];
             for r in 0..ROUTES {
                 let idx = _mm256_loadu_si256(PACK[bits[r]].as_ptr().cast());
@@ -257,65 +283,67 @@ unsafe fn body<const D: usize>(
                     let packed = _mm256_permutevar8x32_ps(_mm256_castpd_ps(*v), idx);
                     _mm256_storeu_pd(col.as_mut_ptr().add(count[r]), _mm256_castps_pd(packed));
                 }
+                if r == 1 {
+                    // Which vertex: 1.0 for the end, 0.0 for the start.
+                    let packed = _mm256_permutevar8x32_ps(_mm256_castpd_ps(_mm256_and_pd(end, one)), idx);
+                    _mm256_storeu_pd(s.end.as_mut_ptr().add(count[r]), _mm256_castps_pd(packed));
+                }
                 count[r] += COUNT[bits[r]];
             }
-            s.masks[j / 4] = (bits[0] | bits[1] << 4 | bits[2] << 8) as u16;
-            let none = (if j + 4 <= m { 15 } else { (1 << (m - j)) - 1 }) & !(bits[0] | bits[1] | bits[2]);
-            rest[j / 64] |= (none as u64) << (j % 64);
+            s.masks[j / 4] = (bits[0] | bits[1] << 4) as u8;
             j += 4;
         }
 
-        // 3: each route's kernel over its own columns.
-        let nan = Avx2::splat(f64::NAN);
+        // 3: each route's kernel over its own columns. An interior and a
+        // vertex vector per step while both routes have lanes left: each
+        // kernel is one long dependent chain, and two chains side by side
+        // keep the core busy (one alone left it waiting on latencies).
         let mut uncertain = Avx2::none();
-        let mut k = 0;
-        while k < count[0] {
-            let pv: [Avx2; D] = core::array::from_fn(|i| Avx2::load(&s.p[0][i][k..]));
-            let (dv, d2v, unc) = seg.interior(&pv);
-            // Lanes past the route's end may be flagged too: they only cost
-            // a look for NaN below.
-            uncertain = Avx2::or(uncertain, unc);
-            Avx2::select(unc, nan, dv).store(&mut s.d[0][k..]);
-            d2v.store(&mut s.d2[0][k..]);
-            k += 4;
+        let (mut ki, mut kv) = (0, 0);
+        while ki < count[0] && kv < count[1] {
+            interior_step(seg, s, ki, &mut uncertain);
+            vertex_step(seg, s, kv);
+            ki += 4;
+            kv += 4;
         }
-        let mut k = 0;
-        while k < count[1] {
-            let pv: [Avx2; D] = core::array::from_fn(|i| Avx2::load(&s.p[1][i][k..]));
-            let (dv, d2v) = seg.vertex::<false>(&pv);
-            dv.store(&mut s.d[1][k..]);
-            d2v.store(&mut s.d2[1][k..]);
-            k += 4;
+        while ki < count[0] {
+            interior_step(seg, s, ki, &mut uncertain);
+            ki += 4;
         }
-        let mut k = 0;
-        while k < count[2] {
-            let pv: [Avx2; D] = core::array::from_fn(|i| Avx2::load(&s.p[2][i][k..]));
-            let (dv, d2v) = seg.vertex::<true>(&pv);
-            dv.store(&mut s.d[2][k..]);
-            d2v.store(&mut s.d2[2][k..]);
-            k += 4;
+        while kv < count[1] {
+            vertex_step(seg, s, kv);
+            kv += 4;
         }
 
         // 4: back into query order.
-        let (one, two) = (_mm256_set1_pd(1.0), _mm256_set1_pd(2.0));
+        let mut rest = [0u64; BLOCK / 64];
         let mut at = [0usize; ROUTES];
         let mut j = 0;
         while j < m {
             let mk = usize::from(s.masks[j / 4]);
-            let bits = [mk & 15, (mk >> 4) & 15, mk >> 8];
-            let (sm, em) = (lane_mask(bits[1]), lane_mask(bits[2]));
-            _mm256_storeu_pd(out.d.as_mut_ptr().add(j), back(&s.d, at, bits, sm, em));
+            let bits = [mk & 15, mk >> 4];
+            let vm = lane_mask(bits[1]);
+            _mm256_storeu_pd(out.d.as_mut_ptr().add(j), back(&s.d, at, bits, vm));
             if wants.d2 {
-                _mm256_storeu_pd(out.d2.as_mut_ptr().add(j), back(&s.d2, at, bits, sm, em));
+                _mm256_storeu_pd(out.d2.as_mut_ptr().add(j), back(&s.d2, at, bits, vm));
             }
             if wants.code {
-                let code = _mm256_blendv_pd(_mm256_blendv_pd(one, zero, sm), two, em);
+                // 0 start, 1 interior, 2 end: 2·end where at a vertex.
+                let end = back(&[s.end, s.end], at, [0, bits[1]], vm);
+                let code = _mm256_blendv_pd(one, _mm256_add_pd(end, end), vm);
                 _mm256_storeu_pd(out.code.as_mut_ptr().add(j), code);
             }
-            for r in 0..ROUTES {
-                at[r] += COUNT[bits[r]];
+            let none = 15 & !(bits[0] | bits[1]);
+            if none != 0 {
+                rest[j / 64] |= (none as u64) << (j % 64);
             }
+            at[0] += COUNT[bits[0]];
+            at[1] += COUNT[bits[1]];
             j += 4;
+        }
+        if m % 64 != 0 {
+            // Lanes past `m` are not queries.
+            rest[m / 64] &= (1u64 << (m % 64)) - 1;
         }
         if Avx2::bits(uncertain) != 0 {
             for (j, x) in out.d[..m].iter().enumerate() {
