@@ -817,7 +817,7 @@ fn scalar_accurate<const D: usize, const LINE: bool, const FULL: bool>(
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw")]
 unsafe fn accurate_avx512<const D: usize, const LINE: bool, const FULL: bool>(blk: &mut Block<D>, m: usize) {
     // SAFETY: this function's features include AVX-512 F, VL, DQ and BW.
-    if !LINE && !FULL && unsafe { routed_block::<D, true>(blk, m) } {
+    if !LINE && unsafe { routed_block::<D, FULL, true>(blk, m) } {
         return;
     }
     accurate_shared_or_not::<crate::lanes::Avx512, D, LINE, FULL>(blk, m);
@@ -827,13 +827,13 @@ unsafe fn accurate_avx512<const D: usize, const LINE: bool, const FULL: bool>(bl
 #[target_feature(enable = "avx2,fma")]
 unsafe fn accurate_avx2<const D: usize, const LINE: bool, const FULL: bool>(blk: &mut Block<D>, m: usize) {
     // SAFETY: this function's features include AVX2 and FMA.
-    if !LINE && !FULL && unsafe { routed_block::<D, false>(blk, m) } {
+    if !LINE && unsafe { routed_block::<D, FULL, false>(blk, m) } {
         return;
     }
     accurate_shared_or_not::<crate::lanes::Avx2, D, LINE, FULL>(blk, m);
 }
 
-/// One segment, distance only: the routed pass ([`crate::routed`]), if the
+/// One segment: the routed pass ([`crate::routed`]), if the
 /// segment allows it (`false`: the caller runs the lane kernel).
 ///
 /// # Safety
@@ -842,17 +842,17 @@ unsafe fn accurate_avx2<const D: usize, const LINE: bool, const FULL: bool>(blk:
 /// the `#[target_feature]` callers above).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn routed_block<const D: usize, const AVX512: bool>(blk: &mut Block<D>, m: usize) -> bool {
+unsafe fn routed_block<const D: usize, const FULL: bool, const AVX512: bool>(blk: &mut Block<D>, m: usize) -> bool {
     let (Some(a), Some(b)) = (blk.fixed_a, blk.fixed_b) else { return false };
     let Some(seg) = batch_kernel::Shared::<crate::lanes::Avx2, D>::new(&a, &b) else { return false };
     let wants = crate::routed::Wants { d2: blk.wants_d2, code: blk.wants_code };
-    let out = crate::routed::Outs { d: &mut blk.d, d2: &mut blk.d2, code: &mut blk.code };
+    let out = crate::routed::Outs { d: &mut blk.d, d2: &mut blk.d2, code: &mut blk.code, t: &mut blk.t, q: &mut blk.q };
     // SAFETY: as this function.
     let rest = unsafe {
         if AVX512 {
-            crate::routed::run_avx512(&seg, &mut blk.routed, &blk.p, m, out, wants)
+            crate::routed::run_avx512::<D, FULL>(&seg, &mut blk.routed, &blk.p, m, out, wants)
         } else {
-            crate::routed::run_avx2(&seg, &mut blk.routed, &blk.p, m, out, wants)
+            crate::routed::run_avx2::<D, FULL>(&seg, &mut blk.routed, &blk.p, m, out, wants)
         }
     };
     for (w, mut bits) in rest.into_iter().enumerate() {
@@ -860,7 +860,7 @@ unsafe fn routed_block<const D: usize, const AVX512: bool>(blk: &mut Block<D>, m
             let j = w * 64 + bits.trailing_zeros() as usize;
             bits &= bits - 1;
             let (a, b, p) = blk.query(j);
-            blk.put(j, &scalar_accurate::<D, false, false>(&a, &b, &p));
+            blk.put(j, &scalar_accurate::<D, false, FULL>(&a, &b, &p));
         }
     }
     true

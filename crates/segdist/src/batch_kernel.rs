@@ -159,6 +159,35 @@ fn finish<V: Lanes>(x: Dd<V>, is_zero: V::Mask) -> (V, V) {
     (V::select(is_zero, zero, sqrt_dd_rounded(x)), V::select(is_zero, zero, x.hi))
 }
 
+/// `t = N/L` (a double-double) and the closest point `a + t·ab` of an
+/// interior lane, as the scalar kernel forms them, and the lanes where it
+/// would take them from the exact path instead.
+#[inline(always)]
+fn t_and_q<V: Lanes, const D: usize>(
+    a: &[V; D],
+    ab: &[Dd<V>; D],
+    n: Dd<V>,
+    en: V,
+    l: Dd<V>,
+    inv_l: V,
+) -> (Dd<V>, [V; D], V::Mask) {
+    let zero = V::splat(0.0);
+    let mut tq_exact = n.hi.abs().lt(V::splat(TRUST).mul(en));
+    let t = div_dd_inv(n, l, inv_l);
+    tq_exact = V::or(tq_exact, t.hi.abs().lt(V::splat(T_MIN)));
+    let mut q = *a;
+    for i in 0..D {
+        let (ph, pl) = V::two_prod(t.hi, ab[i].hi);
+        let pl = pl.add(t.hi.mul(ab[i].lo).add(t.lo.mul(ab[i].hi)));
+        let (s, f) = two_sum(a[i], ph);
+        let qi = s.add(f.add(pl));
+        let good = V::and(V::splat(CANCEL).mul(ph.abs()).le(qi.abs()), V::splat(Q_MIN).le(qi.abs()));
+        tq_exact = V::or(tq_exact, V::andnot(good, ph.ne(zero)));
+        q[i] = qi;
+    }
+    (t, q, tq_exact)
+}
+
 /// Results for `N` lanes. `fallback` marks the lanes to recompute with the
 /// scalar kernel; their other fields are meaningless.
 pub(crate) struct Out<V: Lanes, const D: usize> {
@@ -182,7 +211,6 @@ pub(crate) fn accurate<V: Lanes, const D: usize, const LINE: bool, const FULL: b
     let zero = V::splat(0.0);
     let one = V::splat(1.0);
     let two = V::splat(2.0);
-    let trust = V::splat(TRUST);
     let ab = diff(b, a);
     let ap = diff(p, a);
     let all = zero.eq(zero);
@@ -243,19 +271,7 @@ pub(crate) fn accurate<V: Lanes, const D: usize, const LINE: bool, const FULL: b
 
     // t and q, as the scalar kernel forms them; anything it would send to
     // the exact path falls back here.
-    let mut tq_exact = n.hi.abs().lt(trust.mul(en));
-    let t = div_dd_inv(n, l, inv_l);
-    tq_exact = V::or(tq_exact, t.hi.abs().lt(V::splat(T_MIN)));
-    let mut q = *a;
-    for i in 0..D {
-        let (ph, pl) = V::two_prod(t.hi, ab[i].hi);
-        let pl = pl.add(t.hi.mul(ab[i].lo).add(t.lo.mul(ab[i].hi)));
-        let (s, f) = two_sum(a[i], ph);
-        let qi = s.add(f.add(pl));
-        let good = V::and(V::splat(CANCEL).mul(ph.abs()).le(qi.abs()), V::splat(Q_MIN).le(qi.abs()));
-        tq_exact = V::or(tq_exact, V::andnot(good, ph.ne(zero)));
-        q[i] = qi;
-    }
+    let (t, mut q, tq_exact) = t_and_q(a, &ab, n, en, l, inv_l);
     // The line's exactly-zero N: t = 0 and q = a (as the scalar kernel).
     let tq_exact = V::andnot(n_zero, tq_exact);
     fallback = V::or(fallback, V::and(interior, tq_exact));
@@ -343,6 +359,27 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
         let d2dd = div_dd_inv(s, self.l, self.inv_l);
         let (d, d2) = finish(d2dd, s.hi.eq(zero));
         (d, d2, uncertain)
+    }
+
+    /// [`Shared::interior`] with `t` and the closest point too: the lanes
+    /// to recompute are also those whose `t` or point the scalar kernel
+    /// would take from its exact path.
+    #[inline(always)]
+    pub(crate) fn interior_full(&self, p: &[V; D]) -> (V, V, V, [V; D], V::Mask) {
+        let zero = V::splat(0.0);
+        let ap = diff(p, &self.a);
+        let (s, uncertain) = interior_sum(&self.ab, &ap);
+        let d2dd = div_dd_inv(s, self.l, self.inv_l);
+        let (d, d2) = finish(d2dd, s.hi.eq(zero));
+        let (n, en) = dot_dd(&ap, &self.ab);
+        let (t, q, tq_exact) = t_and_q(&self.a, &self.ab, n, en, self.l, self.inv_l);
+        (d, d2, t.hi, q, V::or(uncertain, tq_exact))
+    }
+
+    /// The segment's vertices, as plain `f64`.
+    #[inline(always)]
+    pub(crate) fn b_hi(&self) -> [f64; D] {
+        self.b.map(lane0)
     }
 
     /// `d` and `d²` of lanes whose closest point is a vertex: the end in

@@ -1,6 +1,7 @@
-//! One segment against many points, distance only, on x86-64 with AVX2: the
-//! queries of a block are routed to their region before any double-double
-//! work, and each region's kernel then runs on its own lanes only.
+//! One segment against many points, on x86-64 with AVX2: the queries of a
+//! block are routed to their region before any double-double work, and each
+//! region's kernel then runs on its own lanes only (with `t` and the closest
+//! point when asked for: `FULL`).
 //!
 //! The lane kernel ([`crate::batch_kernel::accurate`]) computes every region
 //! for every lane and selects, as neighbouring queries rarely share a region.
@@ -16,9 +17,10 @@
 //! 3. **Run** the route's kernel ([`Shared::interior`], [`Shared::vertex`])
 //!    over its columns, four lanes at a time.
 //! 4. **Expand** the results back into query order (the inverse
-//!    permutations), and hand the lanes of no route, and the rare interior
-//!    lanes the scalar kernel would finish on its exact path, to the scalar
-//!    kernel.
+//!    permutations; at a vertex, `t` is 0 or 1 and the point is the vertex),
+//!    and hand the lanes of no route, and the rare interior lanes the scalar
+//!    kernel would finish on its exact path (for the distance, `t` or the
+//!    point), to the scalar kernel.
 //!
 //! Why a route's verdict is the scalar kernel's: every coordinate of the
 //! segment and of a routed point is [`routable`](crate::batch_kernel::routable), so every difference lies in
@@ -60,6 +62,9 @@ pub(crate) struct Scratch<const D: usize> {
     d2: [[f64; ROOM]; ROUTES],
     /// Per vertex lane: 1.0 at the end, 0.0 at the start.
     end: [f64; ROOM],
+    /// `t` and the closest point of interior lanes (when asked for).
+    t: [f64; ROOM],
+    q: [[f64; ROOM]; D],
     /// Per group of four queries, the lanes of each route (four bits each).
     masks: [u8; BLOCK / 4],
 }
@@ -71,6 +76,8 @@ impl<const D: usize> Scratch<D> {
             d: [[0.0; ROOM]; ROUTES],
             d2: [[0.0; ROOM]; ROUTES],
             end: [0.0; ROOM],
+            t: [0.0; ROOM],
+            q: [[0.0; ROOM]; D],
             masks: [0; BLOCK / 4],
         }
     }
@@ -117,35 +124,50 @@ unsafe fn lane_mask(b: usize) -> __m256d {
     _mm256_castsi256_pd(_mm256_cmpeq_epi64(v, lanes))
 }
 
-/// Four results back in query order from the routes' columns `col` (`at`:
+/// Four values of one route back in query order: `col[at..]` spread onto
+/// the lanes set in `bits` (other lanes: don't care).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn spread(col: &[f64; ROOM], at: usize, bits: usize) -> __m256d {
+    // SAFETY: AVX2; `at + 4 <= ROOM` as a route holds at most `BLOCK` lanes.
+    unsafe {
+        let v = _mm256_loadu_pd(col.as_ptr().add(at));
+        let idx = _mm256_loadu_si256(SPREAD[bits].as_ptr().cast());
+        _mm256_castps_pd(_mm256_permutevar8x32_ps(_mm256_castpd_ps(v), idx))
+    }
+}
+
+/// Four results back in query order from both routes' columns `col` (`at`:
 /// each route's next lane; `bits`: each route's lanes in this group; `vm`:
 /// the vertex lanes as a vector mask).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn back(col: &[[f64; ROOM]; ROUTES], at: [usize; ROUTES], bits: [usize; ROUTES], vm: __m256d) -> __m256d {
-    // SAFETY: AVX2; `at[r] + 4 <= ROOM` as a route holds at most `BLOCK` lanes.
-    unsafe {
-        let x: [__m256d; ROUTES] = core::array::from_fn(|r| {
-            let v = _mm256_loadu_pd(col[r].as_ptr().add(at[r]));
-            let idx = _mm256_loadu_si256(SPREAD[bits[r]].as_ptr().cast());
-            _mm256_castps_pd(_mm256_permutevar8x32_ps(_mm256_castpd_ps(v), idx))
-        });
-        _mm256_blendv_pd(x[0], x[1], vm)
-    }
+    // SAFETY: AVX2.
+    unsafe { _mm256_blendv_pd(spread(&col[0], at[0], bits[0]), spread(&col[1], at[1], bits[1]), vm) }
 }
 
 /// The interior kernel on the interior route's lanes `k..k + 4`; lanes the
 /// scalar kernel would finish on its exact path come out NaN, and are
 /// added to `uncertain`.
 #[inline(always)]
-fn interior_step<const D: usize>(
+fn interior_step<const D: usize, const FULL: bool>(
     seg: &Shared<Avx2, D>,
     s: &mut Scratch<D>,
     k: usize,
     uncertain: &mut <Avx2 as Lanes>::Mask,
 ) {
     let pv: [Avx2; D] = core::array::from_fn(|i| Avx2::load(&s.p[0][i][k..]));
-    let (dv, d2v, unc) = seg.interior(&pv);
+    let (dv, d2v, unc) = if FULL {
+        let (dv, d2v, tv, qv, unc) = seg.interior_full(&pv);
+        tv.store(&mut s.t[k..]);
+        for (col, v) in s.q.iter_mut().zip(qv) {
+            v.store(&mut col[k..]);
+        }
+        (dv, d2v, unc)
+    } else {
+        seg.interior(&pv)
+    };
     // Lanes past the route's end may be flagged too: they only cost a look
     // for NaN afterwards.
     *uncertain = Avx2::or(*uncertain, unc);
@@ -170,11 +192,14 @@ pub(crate) struct Wants {
     pub code: bool,
 }
 
-/// The block's outputs, as the batch driver holds them.
-pub(crate) struct Outs<'a> {
+/// The block's outputs, as the batch driver holds them (`t` and `q` are
+/// written only with `FULL`).
+pub(crate) struct Outs<'a, const D: usize> {
     pub d: &'a mut [f64; BLOCK],
     pub d2: &'a mut [f64; BLOCK],
     pub code: &'a mut [f64; BLOCK],
+    pub t: &'a mut [f64; BLOCK],
+    pub q: &'a mut [[f64; BLOCK]; D],
 }
 
 /// Runs a block's `m` queries (coordinate columns `p`) into `out`; returns
@@ -186,16 +211,16 @@ pub(crate) struct Outs<'a> {
 /// The CPU must have AVX2 and FMA.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn run_avx2<const D: usize>(
+pub(crate) unsafe fn run_avx2<const D: usize, const FULL: bool>(
     seg: &Shared<Avx2, D>,
     s: &mut Scratch<D>,
     p: &[[f64; BLOCK]; D],
     m: usize,
-    out: Outs<'_>,
+    out: Outs<'_, D>,
     wants: Wants,
 ) -> [u64; BLOCK / 64] {
     // SAFETY: AVX2 and FMA, this function's contract.
-    unsafe { body(seg, s, p, m, out, wants) }
+    unsafe { body::<D, FULL>(seg, s, p, m, out, wants) }
 }
 
 /// [`run_avx2`] compiled with AVX-512 too (mask registers for the lane
@@ -206,27 +231,27 @@ pub(crate) unsafe fn run_avx2<const D: usize>(
 /// The CPU must have AVX-512 F, VL, DQ and BW (hence AVX2 and FMA).
 #[inline]
 #[target_feature(enable = "avx2,fma,avx512f,avx512vl,avx512dq,avx512bw")]
-pub(crate) unsafe fn run_avx512<const D: usize>(
+pub(crate) unsafe fn run_avx512<const D: usize, const FULL: bool>(
     seg: &Shared<Avx2, D>,
     s: &mut Scratch<D>,
     p: &[[f64; BLOCK]; D],
     m: usize,
-    out: Outs<'_>,
+    out: Outs<'_, D>,
     wants: Wants,
 ) -> [u64; BLOCK / 64] {
     // SAFETY: AVX2 and FMA, implied by this function's contract.
-    unsafe { body(seg, s, p, m, out, wants) }
+    unsafe { body::<D, FULL>(seg, s, p, m, out, wants) }
 }
 
 /// The pass itself: inlined into [`run_avx2`] and [`run_avx512`], whose
 /// features its intrinsics then take.
 #[inline(always)]
-unsafe fn body<const D: usize>(
+unsafe fn body<const D: usize, const FULL: bool>(
     seg: &Shared<Avx2, D>,
     s: &mut Scratch<D>,
     p: &[[f64; BLOCK]; D],
     m: usize,
-    out: Outs<'_>,
+    out: Outs<'_, D>,
     wants: Wants,
 ) -> [u64; BLOCK / 64] {
     debug_assert!(m <= BLOCK);
@@ -236,6 +261,7 @@ unsafe fn body<const D: usize>(
     unsafe {
         let c = seg.ab_hi();
         let va = seg.a_hi();
+        let vb: [__m256d; D] = seg.b_hi().map(|x| _mm256_set1_pd(x));
         let l = seg.l_hi();
         let a: [__m256d; D] = core::array::from_fn(|i| _mm256_set1_pd(va[i]));
         let abh: [__m256d; D] = core::array::from_fn(|i| _mm256_set1_pd(c[i]));
@@ -301,13 +327,13 @@ unsafe fn body<const D: usize>(
         let mut uncertain = Avx2::none();
         let (mut ki, mut kv) = (0, 0);
         while ki < count[0] && kv < count[1] {
-            interior_step(seg, s, ki, &mut uncertain);
+            interior_step::<D, FULL>(seg, s, ki, &mut uncertain);
             vertex_step(seg, s, kv);
             ki += 4;
             kv += 4;
         }
         while ki < count[0] {
-            interior_step(seg, s, ki, &mut uncertain);
+            interior_step::<D, FULL>(seg, s, ki, &mut uncertain);
             ki += 4;
         }
         while kv < count[1] {
@@ -327,11 +353,25 @@ unsafe fn body<const D: usize>(
             if wants.d2 {
                 _mm256_storeu_pd(out.d2.as_mut_ptr().add(j), back(&s.d2, at, bits, vm));
             }
-            if wants.code {
-                // 0 start, 1 interior, 2 end: 2·end where at a vertex.
-                let end = back(&[s.end, s.end], at, [0, bits[1]], vm);
-                let code = _mm256_blendv_pd(one, _mm256_add_pd(end, end), vm);
-                _mm256_storeu_pd(out.code.as_mut_ptr().add(j), code);
+            if wants.code || FULL {
+                // 1.0 where the vertex is the end (vertex lanes only).
+                let end = spread(&s.end, at[1], bits[1]);
+                if wants.code {
+                    // 0 start, 1 interior, 2 end: 2·end where at a vertex.
+                    let code = _mm256_blendv_pd(one, _mm256_add_pd(end, end), vm);
+                    _mm256_storeu_pd(out.code.as_mut_ptr().add(j), code);
+                }
+                if FULL {
+                    // At a vertex: t = 1 or 0, the point b or a.
+                    let t = _mm256_blendv_pd(spread(&s.t, at[0], bits[0]), end, vm);
+                    _mm256_storeu_pd(out.t.as_mut_ptr().add(j), t);
+                    let em = _mm256_cmp_pd::<_CMP_LT_OQ>(zero, end);
+                    for i in 0..D {
+                        let v = _mm256_blendv_pd(a[i], vb[i], em);
+                        let q = _mm256_blendv_pd(spread(&s.q[i], at[0], bits[0]), v, vm);
+                        _mm256_storeu_pd(out.q[i].as_mut_ptr().add(j), q);
+                    }
+                }
             }
             let none = 15 & !(bits[0] | bits[1]);
             if none != 0 {

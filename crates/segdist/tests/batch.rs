@@ -371,6 +371,24 @@ fn boundary_points<const D: usize>(a: [f64; D], b: [f64; D], seed: u64) -> Vec<[
     let mut odd = a;
     odd[0] = 0.0;
     v.push(odd);
+    // Just inside the start (a tiny t), and off the segment where it
+    // crosses x = 0 (a closest point whose x cancels to near 0): both left
+    // to the exact path by the scalar kernel.
+    for delta in [1e-40, 1e-20, 1e-17, -3e-16] {
+        let mut p = a;
+        p[0] += delta;
+        p[1] += 1.0;
+        v.push(p);
+    }
+    let t0 = -a[0] / ab[0];
+    if t0 > 0.0 && t0 < 1.0 {
+        for k in 0..40 {
+            let side = [0.3, -1.7, 2.9e-3, 11.0][k % 4] * (1.0 + k as f64 * 0.013);
+            let mut p: [f64; D] = core::array::from_fn(|i| a[i] + t0 * ab[i] + side * across[i]);
+            p[0] = f64::from_bits((p[0].to_bits() as i64 + (k as i64 % 5 - 2)) as u64);
+            v.push(p);
+        }
+    }
     for x in [f64::NAN, f64::INFINITY, 1e-310, 1e-200, 1e250, -1e300, 0.0] {
         let mut p = b;
         p[D - 1] = x;
@@ -379,10 +397,10 @@ fn boundary_points<const D: usize>(a: [f64; D], b: [f64; D], seed: u64) -> Vec<[
     v
 }
 
-/// With one segment and no `t` or point asked for, the batch layer sorts
-/// queries by region before computing (on AVX2 and AVX-512): points on the
-/// region boundaries, on the segment and out of range must still come out
-/// as the scalar kernel's bits, with every mix of outputs.
+/// With one segment, the batch layer sorts queries by region before
+/// computing (on AVX2 and AVX-512): points on the region boundaries, on the
+/// segment and out of range must still come out as the scalar kernel's
+/// bits, with every mix of outputs (with and without `t` and the point).
 fn routed_matches_scalar<const D: usize>(segments: &[([f64; D], [f64; D])]) {
     for isa in isas() {
         for (s, &(a, b)) in segments.iter().enumerate() {
@@ -402,9 +420,17 @@ fn routed_matches_scalar<const D: usize>(segments: &[([f64; D], [f64; D])]) {
             let mut d2_only = vec![0.0; n];
             batch::one_to_many(a, b, &p, Outputs { distance_squared: Some(&mut d2_only), ..Outputs::default() }, &opts)
                 .unwrap();
+            let (mut fd, mut ft, mut fq) = (vec![0.0; n], vec![0.0; n], vec![[0.0; D]; n]);
+            let full =
+                Outputs { distance: Some(&mut fd), t: Some(&mut ft), point: Some(&mut fq), ..Outputs::default() };
+            batch::one_to_many(a, b, &p, full, &opts).unwrap();
             for i in 0..n {
                 let e = Segment::new(a, b).closest_point(p[i]);
                 let ctx = || format!("{isa:?} a={a:?} b={b:?} p={:?}", p[i]);
+                assert!(same(fd[i], e.distance) && same(ft[i], e.t), "d, t {} {}: {}", fd[i], ft[i], ctx());
+                for k in 0..D {
+                    assert!(same(fq[i][k], e.point[k]), "point {:?} vs {:?}: {}", fq[i], e.point, ctx());
+                }
                 assert!(
                     same(d[i], e.distance) && same(d_only[i], e.distance),
                     "d {} vs {}: {}",
@@ -428,6 +454,10 @@ fn routed_one_segment_matches_scalar_near_every_boundary_2d() {
         ([1e-100, -2e-100], [3e-100, 5e-100]),
         ([1e150, 1e150], [1.0000001e150, 0.9999999e150]),
         ([-1.0, 2.0], [-1.0 + 1e-12, 2.0]),
+        ([-1.0, 1.0], [1.0, 1.0]),
+        ([-1.1, 0.3], [1.7, 0.9]),
+        ([-3.7e5, 6.1e6], [2.9e5, 6.1e6 + 44.0]),
+        ([0.0, 0.0], [4e59, 0.0]),
     ]);
 }
 
