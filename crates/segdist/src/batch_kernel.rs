@@ -8,6 +8,10 @@
 //! not certified, or needing the exact path for `t`/`q`) are flagged; the
 //! batch driver recomputes those with the scalar kernel itself.
 
+// Index loops over coordinates: clearest here, and no closure (see
+// `lanes::Z8`) stands between the kernels and their target features.
+#![allow(clippy::needless_range_loop)]
+
 use crate::kernel::{CANCEL, C_MIN, DIRECT_HI, DIRECT_LO, Q_MIN, TRUST, T_MIN};
 use crate::lanes::Lanes;
 
@@ -41,10 +45,16 @@ fn norm<V: Lanes>(hi: V, lo: V) -> Dd<V> {
 
 #[inline(always)]
 fn diff<V: Lanes, const D: usize>(x: &[V; D], y: &[V; D]) -> [Dd<V>; D] {
-    core::array::from_fn(|i| {
+    // (Loops rather than `array::from_fn` here and below: a closure is a
+    // function of its own, without the caller's target features, and with
+    // intrinsic lanes LLVM then left the operations as calls.)
+    let zero = V::splat(0.0);
+    let mut r = [Dd { hi: zero, lo: zero }; D];
+    for i in 0..D {
         let (h, l) = two_diff(x[i], y[i]);
-        Dd { hi: h, lo: l }
-    })
+        r[i] = Dd { hi: h, lo: l };
+    }
+    r
 }
 
 #[inline(always)]
@@ -331,6 +341,20 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
         Some(Shared { a, b, ab, l, inv_l: V::splat(1.0).div(l.hi) })
     }
 
+    #[inline(always)]
+    pub(crate) fn widen<W: Lanes>(&self) -> Shared<W, D> {
+        let (ah, bh) = (self.a_hi(), self.b_hi());
+        let mut a = [W::splat(0.0); D];
+        let mut b = a;
+        for i in 0..D {
+            a[i] = W::splat(ah[i]);
+            b[i] = W::splat(bh[i]);
+        }
+        let ab = diff(&b, &a);
+        let (l, _) = dot_dd(&ab, &ab);
+        Shared { a, b, ab, l, inv_l: W::splat(1.0).div(l.hi) }
+    }
+
     /// `|ab|²` rounded (the high part the scalar kernel compares with).
     #[inline(always)]
     pub(crate) fn l_hi(&self) -> f64 {
@@ -386,7 +410,10 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
     /// the `end` lanes, the start in the others.
     #[inline(always)]
     pub(crate) fn vertex(&self, p: &[V; D], end: V::Mask) -> (V, V) {
-        let vtx: [V; D] = core::array::from_fn(|i| V::select(end, self.b[i], self.a[i]));
+        let mut vtx = self.a;
+        for i in 0..D {
+            vtx[i] = V::select(end, self.b[i], self.a[i]);
+        }
         let v = diff(p, &vtx);
         let (s, _) = dot_dd(&v, &v);
         finish(s, V::none())

@@ -351,3 +351,132 @@ impl<const N: usize, const FMA: bool> Lanes for Arr<N, FMA> {
         r
     }
 }
+
+/// Eight lanes in one AVX-512 register, every operation one intrinsic (the
+/// same IEEE operation as [`Arr`]'s element-wise code, so the same bits).
+///
+/// Only for code inlined into a function compiled with AVX-512 F and DQ (the
+/// routed pass's region kernels, see `routed.rs`): the methods carry no
+/// target feature of their own (trait methods cannot), and their intrinsics
+/// are inlined once they sit in such a function. That holds as long as no
+/// closure stands between: `array::from_fn(|i| …)` over these lanes left
+/// every operation an out-of-line call (a closure is a function of its own,
+/// without the caller's features), so the kernels use plain loops.
+/// Eight lanes per dependent chain is what pays on the routed kernels.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(crate) struct Z8(core::arch::x86_64::__m512d);
+
+// SAFETY (every `unsafe` below): the intrinsics need AVX-512 F (DQ for none
+// of them), which the functions these are inlined into enable; loads and
+// stores go through slices of at least eight elements (checked).
+#[cfg(target_arch = "x86_64")]
+impl Lanes for Z8 {
+    type Mask = u8;
+    const N: usize = 8;
+    #[inline(always)]
+    fn splat(x: f64) -> Self {
+        Z8(unsafe { core::arch::x86_64::_mm512_set1_pd(x) })
+    }
+    #[inline(always)]
+    fn load(s: &[f64]) -> Self {
+        let s = &s[..8];
+        Z8(unsafe { core::arch::x86_64::_mm512_loadu_pd(s.as_ptr()) })
+    }
+    #[inline(always)]
+    fn store(self, s: &mut [f64]) {
+        let s = &mut s[..8];
+        unsafe { core::arch::x86_64::_mm512_storeu_pd(s.as_mut_ptr(), self.0) }
+    }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        Z8(unsafe { core::arch::x86_64::_mm512_add_pd(self.0, o.0) })
+    }
+    #[inline(always)]
+    fn sub(self, o: Self) -> Self {
+        Z8(unsafe { core::arch::x86_64::_mm512_sub_pd(self.0, o.0) })
+    }
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self {
+        Z8(unsafe { core::arch::x86_64::_mm512_mul_pd(self.0, o.0) })
+    }
+    #[inline(always)]
+    fn div(self, o: Self) -> Self {
+        Z8(unsafe { core::arch::x86_64::_mm512_div_pd(self.0, o.0) })
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        Z8(unsafe { core::arch::x86_64::_mm512_sqrt_pd(self.0) })
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        Z8(unsafe { core::arch::x86_64::_mm512_abs_pd(self.0) })
+    }
+    #[inline(always)]
+    fn neg(self) -> Self {
+        use core::arch::x86_64::*;
+        Z8(unsafe { _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(self.0), _mm512_set1_epi64(i64::MIN))) })
+    }
+    #[inline(always)]
+    fn two_prod(a: Self, b: Self) -> (Self, Self) {
+        use core::arch::x86_64::*;
+        unsafe {
+            let p = _mm512_mul_pd(a.0, b.0);
+            (Z8(p), Z8(_mm512_fmsub_pd(a.0, b.0, p)))
+        }
+    }
+    #[inline(always)]
+    fn bits_inc(self) -> Self {
+        use core::arch::x86_64::*;
+        Z8(unsafe { _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(self.0), _mm512_set1_epi64(1))) })
+    }
+    #[inline(always)]
+    fn bits_dec(self) -> Self {
+        use core::arch::x86_64::*;
+        Z8(unsafe { _mm512_castsi512_pd(_mm512_sub_epi64(_mm512_castpd_si512(self.0), _mm512_set1_epi64(1))) })
+    }
+    #[inline(always)]
+    fn lt(self, o: Self) -> u8 {
+        use core::arch::x86_64::*;
+        unsafe { _mm512_cmp_pd_mask::<_CMP_LT_OQ>(self.0, o.0) }
+    }
+    #[inline(always)]
+    fn le(self, o: Self) -> u8 {
+        use core::arch::x86_64::*;
+        unsafe { _mm512_cmp_pd_mask::<_CMP_LE_OQ>(self.0, o.0) }
+    }
+    #[inline(always)]
+    fn eq(self, o: Self) -> u8 {
+        use core::arch::x86_64::*;
+        unsafe { _mm512_cmp_pd_mask::<_CMP_EQ_OQ>(self.0, o.0) }
+    }
+    #[inline(always)]
+    fn ne(self, o: Self) -> u8 {
+        use core::arch::x86_64::*;
+        unsafe { _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(self.0, o.0) }
+    }
+    #[inline(always)]
+    fn and(a: u8, b: u8) -> u8 {
+        a & b
+    }
+    #[inline(always)]
+    fn or(a: u8, b: u8) -> u8 {
+        a | b
+    }
+    #[inline(always)]
+    fn andnot(a: u8, b: u8) -> u8 {
+        !a & b
+    }
+    #[inline(always)]
+    fn none() -> u8 {
+        0
+    }
+    #[inline(always)]
+    fn select(m: u8, a: Self, b: Self) -> Self {
+        Z8(unsafe { core::arch::x86_64::_mm512_mask_blend_pd(m, b.0, a.0) })
+    }
+    #[inline(always)]
+    fn bits(m: u8) -> u32 {
+        u32::from(m)
+    }
+}

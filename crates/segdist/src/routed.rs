@@ -1,21 +1,25 @@
-//! One segment against many points, on x86-64 with AVX2: the queries of a
-//! block are routed to their region before any double-double work, and each
-//! region's kernel then runs on its own lanes only (with `t` and the closest
-//! point when asked for: `FULL`).
+//! One segment against many points, on x86-64 with AVX2 or AVX-512: the
+//! queries of a block are routed to their region before any double-double
+//! work, and each region's kernel then runs on its own lanes only (with `t`
+//! and the closest point when asked for: `FULL`).
 //!
 //! The lane kernel ([`crate::batch_kernel::accurate`]) computes every region
 //! for every lane and selects, as neighbouring queries rarely share a region.
 //! This pass gives the same bits with much less work:
 //!
-//! 1. **Route** four queries at a time by a plain-`f64` estimate of
-//!    `N = ap·ab`: certainly interior, certainly at a vertex (past the start
-//!    or past the end), or neither (see below why the verdicts are the
-//!    scalar kernel's).
-//! 2. **Compact** each route's coordinates into its own columns (a
-//!    permutation from a table indexed by the four-lane mask: AVX2 has no
-//!    compress instruction).
+//! 1. **Route** the queries, four (AVX2) or eight (AVX-512) at a time, by a
+//!    plain-`f64` estimate of `N = ap·ab`: certainly interior, certainly at
+//!    a vertex (past the start or past the end), or neither (see below why
+//!    the verdicts are the scalar kernel's).
+//! 2. **Compact** each route's coordinates into its own columns: a
+//!    permutation from a table indexed by the four-lane mask with AVX2 (no
+//!    compress instruction), `vcompresspd` between registers with AVX-512.
 //! 3. **Run** the route's kernel ([`Shared::interior`], [`Shared::vertex`])
-//!    over its columns, four lanes at a time.
+//!    over its columns, four lanes at a time with AVX2, eight with AVX-512
+//!    ([`crate::lanes::Z8`]): each kernel is one long dependent chain, and
+//!    the reorder window holds about two, so lanes per chain is what counts.
+//!    An interior and a vertex vector go side by side while both routes
+//!    have lanes left.
 //! 4. **Expand** the results back into query order (the inverse
 //!    permutations; at a vertex, `t` is 0 or 1 and the point is the vertex),
 //!    and hand the lanes of no route, and the rare interior lanes the scalar
@@ -23,7 +27,8 @@
 //!    point), to the scalar kernel.
 //!
 //! Why a route's verdict is the scalar kernel's: every coordinate of the
-//! segment and of a routed point is [`routable`](crate::batch_kernel::routable), so every difference lies in
+//! segment and of a routed point is
+//! [`routable`](crate::batch_kernel::routable), so every difference lies in
 //! the scalar kernel's direct window and is exact as a double-double, and
 //! every product of two is far from underflow. The estimate
 //! `ñ = fl(Σ fl(fl(p_i − a_i)·abh_i))` is then within `2^-50·M` of the exact
@@ -35,9 +40,14 @@
 //!
 //! Routing, compaction and expansion are written with intrinsics (LLVM
 //! turned the portable form of the routing into two-lane code with scalar
-//! compares). The arithmetic that makes the results (step 3) is the
-//! portable lane code, so the bits rest on the same argument as the lane
-//! kernel's.
+//! compares). The arithmetic that makes the results (step 3) is the lane
+//! code of [`crate::batch_kernel`], the same IEEE operations as the scalar
+//! kernel in any lane type, so the bits rest on the same argument as the
+//! branch-free kernel's.
+
+// Index loops over coordinates: clearest here, and no closure (see
+// `lanes::Z8`) stands between the kernels and their target features.
+#![allow(clippy::needless_range_loop)]
 
 use core::arch::x86_64::*;
 
@@ -47,7 +57,7 @@ use crate::lanes::{Avx2, Lanes};
 /// Queries per block (the batch driver's block size).
 pub(crate) const BLOCK: usize = 256;
 /// A route's columns: a vector is always written whole.
-const ROOM: usize = BLOCK + 4;
+const ROOM: usize = BLOCK + 8;
 /// The routing margin, relative (see the module's text).
 const MARGIN: f64 = 1.0 / (1u64 << 44) as f64;
 
@@ -151,13 +161,16 @@ unsafe fn back(col: &[[f64; ROOM]; ROUTES], at: [usize; ROUTES], bits: [usize; R
 /// scalar kernel would finish on its exact path come out NaN, and are
 /// added to `uncertain`.
 #[inline(always)]
-fn interior_step<const D: usize, const FULL: bool>(
-    seg: &Shared<Avx2, D>,
+fn interior_step<K: Lanes, const D: usize, const FULL: bool>(
+    seg: &Shared<K, D>,
     s: &mut Scratch<D>,
     k: usize,
-    uncertain: &mut <Avx2 as Lanes>::Mask,
+    uncertain: &mut K::Mask,
 ) {
-    let pv: [Avx2; D] = core::array::from_fn(|i| Avx2::load(&s.p[0][i][k..]));
+    let mut pv = [K::splat(0.0); D];
+    for i in 0..D {
+        pv[i] = K::load(&s.p[0][i][k..]);
+    }
     let (dv, d2v, unc) = if FULL {
         let (dv, d2v, tv, qv, unc) = seg.interior_full(&pv);
         tv.store(&mut s.t[k..]);
@@ -170,98 +183,39 @@ fn interior_step<const D: usize, const FULL: bool>(
     };
     // Lanes past the route's end may be flagged too: they only cost a look
     // for NaN afterwards.
-    *uncertain = Avx2::or(*uncertain, unc);
-    Avx2::select(unc, Avx2::splat(f64::NAN), dv).store(&mut s.d[0][k..]);
+    *uncertain = K::or(*uncertain, unc);
+    K::select(unc, K::splat(f64::NAN), dv).store(&mut s.d[0][k..]);
     d2v.store(&mut s.d2[0][k..]);
 }
 
 /// The vertex kernel on the vertex route's lanes `k..k + 4`.
 #[inline(always)]
-fn vertex_step<const D: usize>(seg: &Shared<Avx2, D>, s: &mut Scratch<D>, k: usize) {
-    let pv: [Avx2; D] = core::array::from_fn(|i| Avx2::load(&s.p[1][i][k..]));
-    let end = Avx2::splat(0.0).lt(Avx2::load(&s.end[k..]));
+fn vertex_step<K: Lanes, const D: usize>(seg: &Shared<K, D>, s: &mut Scratch<D>, k: usize) {
+    let mut pv = [K::splat(0.0); D];
+    for i in 0..D {
+        pv[i] = K::load(&s.p[1][i][k..]);
+    }
+    let end = K::splat(0.0).lt(K::load(&s.end[k..]));
     let (dv, d2v) = seg.vertex(&pv, end);
     dv.store(&mut s.d[1][k..]);
     d2v.store(&mut s.d2[1][k..]);
 }
 
-/// What the block needs back besides `d`.
-#[derive(Clone, Copy)]
-pub(crate) struct Wants {
-    pub d2: bool,
-    pub code: bool,
-}
-
-/// The block's outputs, as the batch driver holds them (`t` and `q` are
-/// written only with `FULL`).
-pub(crate) struct Outs<'a, const D: usize> {
-    pub d: &'a mut [f64; BLOCK],
-    pub d2: &'a mut [f64; BLOCK],
-    pub code: &'a mut [f64; BLOCK],
-    pub t: &'a mut [f64; BLOCK],
-    pub q: &'a mut [[f64; BLOCK]; D],
-}
-
-/// Runs a block's `m` queries (coordinate columns `p`) into `out`; returns
-/// the queries left for the scalar kernel, one bit each (a `u64` per 64
-/// queries).
-///
-/// # Safety
-///
-/// The CPU must have AVX2 and FMA.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn run_avx2<const D: usize, const FULL: bool>(
-    seg: &Shared<Avx2, D>,
-    s: &mut Scratch<D>,
-    p: &[[f64; BLOCK]; D],
-    m: usize,
-    out: Outs<'_, D>,
-    wants: Wants,
-) -> [u64; BLOCK / 64] {
-    // SAFETY: AVX2 and FMA, this function's contract.
-    unsafe { body::<D, FULL>(seg, s, p, m, out, wants) }
-}
-
-/// [`run_avx2`] compiled with AVX-512 too (mask registers for the lane
-/// kernels' selects).
-///
-/// # Safety
-///
-/// The CPU must have AVX-512 F, VL, DQ and BW (hence AVX2 and FMA).
-#[inline]
-#[target_feature(enable = "avx2,fma,avx512f,avx512vl,avx512dq,avx512bw")]
-pub(crate) unsafe fn run_avx512<const D: usize, const FULL: bool>(
-    seg: &Shared<Avx2, D>,
-    s: &mut Scratch<D>,
-    p: &[[f64; BLOCK]; D],
-    m: usize,
-    out: Outs<'_, D>,
-    wants: Wants,
-) -> [u64; BLOCK / 64] {
-    // SAFETY: AVX2 and FMA, implied by this function's contract.
-    unsafe { body::<D, FULL>(seg, s, p, m, out, wants) }
-}
-
-/// The pass itself: inlined into [`run_avx2`] and [`run_avx512`], whose
-/// features its intrinsics then take.
+/// Steps 1–2, four lanes at a time: routes and compacts the block's
+/// queries, returns each route's lane count. Lanes past `m` (stale numbers)
+/// are routed too, and never read back.
 #[inline(always)]
-unsafe fn body<const D: usize, const FULL: bool>(
+unsafe fn route_avx2<const D: usize>(
     seg: &Shared<Avx2, D>,
     s: &mut Scratch<D>,
     p: &[[f64; BLOCK]; D],
     m: usize,
-    out: Outs<'_, D>,
-    wants: Wants,
-) -> [u64; BLOCK / 64] {
-    debug_assert!(m <= BLOCK);
-    // SAFETY: the caller's features; every load and store below stays inside
-    // its array (`j + 4 <= BLOCK` as `j < m <= BLOCK` steps by 4, and a route
-    // holds at most `BLOCK` lanes, written four at a time into `ROOM`).
+) -> [usize; ROUTES] {
+    // SAFETY: the caller's features; loads at `j + 4 <= BLOCK`, stores at
+    // `count + 4 <= ROOM`.
     unsafe {
         let c = seg.ab_hi();
         let va = seg.a_hi();
-        let vb: [__m256d; D] = seg.b_hi().map(|x| _mm256_set1_pd(x));
         let l = seg.l_hi();
         let a: [__m256d; D] = core::array::from_fn(|i| _mm256_set1_pd(va[i]));
         let abh: [__m256d; D] = core::array::from_fn(|i| _mm256_set1_pd(c[i]));
@@ -320,25 +274,185 @@ unsafe fn body<const D: usize, const FULL: bool>(
             j += 4;
         }
 
+        count
+    }
+}
+
+/// Steps 1–2, eight lanes at a time with AVX-512 (compares into mask
+/// registers, `vcompresspd` between registers for the compaction); the
+/// same tests as [`route_avx2`].
+#[inline(always)]
+unsafe fn route_avx512<const D: usize>(
+    seg: &Shared<Avx2, D>,
+    s: &mut Scratch<D>,
+    p: &[[f64; BLOCK]; D],
+    m: usize,
+) -> [usize; ROUTES] {
+    // SAFETY: the caller's features (AVX-512 F); loads at `j + 8 <= BLOCK`
+    // (`j < m <= BLOCK`, both multiples of 8 apart from `m`), stores at
+    // `count + 8 <= ROOM`.
+    unsafe {
+        let c = seg.ab_hi();
+        let va = seg.a_hi();
+        let l = seg.l_hi();
+        let a: [__m512d; D] = core::array::from_fn(|i| _mm512_set1_pd(va[i]));
+        let abh: [__m512d; D] = core::array::from_fn(|i| _mm512_set1_pd(c[i]));
+        let ab_abs: [__m512d; D] = core::array::from_fn(|i| _mm512_set1_pd(c[i].abs()));
+        let l_below = _mm512_set1_pd(l * (1.0 - MARGIN));
+        let l_above = _mm512_set1_pd(l * (1.0 + MARGIN));
+        let margin = _mm512_set1_pd(MARGIN);
+        let (lo, hi, zero, one) =
+            (_mm512_set1_pd(ROUTABLE_LO), _mm512_set1_pd(ROUTABLE_HI), _mm512_setzero_pd(), _mm512_set1_pd(1.0));
+        let mut count = [0usize; ROUTES];
+        let mut j = 0;
+        while j < m {
+            let mut pv = [zero; D];
+            for i in 0..D {
+                pv[i] = _mm512_loadu_pd(p[i].as_ptr().add(j));
+            }
+            let mut n = zero;
+            let mut mag = zero;
+            let mut ok: __mmask8 = 0xff;
+            for i in 0..D {
+                let x = _mm512_abs_pd(pv[i]);
+                // routable: |x| <= hi (false for NaN), and not 0 < |x| < lo.
+                let tiny = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(x, lo) & _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(x, zero);
+                ok &= _mm512_cmp_pd_mask::<_CMP_LE_OQ>(x, hi) & !tiny;
+                let aph = _mm512_sub_pd(pv[i], a[i]);
+                n = _mm512_add_pd(n, _mm512_mul_pd(aph, abh[i]));
+                mag = _mm512_add_pd(mag, _mm512_mul_pd(_mm512_abs_pd(aph), ab_abs[i]));
+            }
+            let e = _mm512_mul_pd(mag, margin);
+            let inner =
+                _mm512_cmp_pd_mask::<_CMP_LT_OQ>(e, n) & _mm512_cmp_pd_mask::<_CMP_LT_OQ>(_mm512_add_pd(n, e), l_below);
+            let start = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(n, _mm512_sub_pd(zero, e));
+            let end = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(l_above, _mm512_sub_pd(n, e));
+            let bits = [inner & ok, (start | end) & ok];
+            for r in 0..ROUTES {
+                for i in 0..D {
+                    let packed = _mm512_maskz_compress_pd(bits[r], pv[i]);
+                    _mm512_storeu_pd(s.p[r][i].as_mut_ptr().add(count[r]), packed);
+                }
+            }
+            // Which vertex: 1.0 for the end, 0.0 for the start.
+            let ends = _mm512_maskz_compress_pd(bits[1], _mm512_maskz_mov_pd(end, one));
+            _mm512_storeu_pd(s.end.as_mut_ptr().add(count[1]), ends);
+            count[0] += bits[0].count_ones() as usize;
+            count[1] += bits[1].count_ones() as usize;
+            // The masks of both four-lane groups, as the expansion reads them.
+            let (ib, vb) = (usize::from(bits[0]), usize::from(bits[1]));
+            s.masks[j / 4] = ((ib & 15) | (vb & 15) << 4) as u8;
+            if j / 4 + 1 < s.masks.len() {
+                s.masks[j / 4 + 1] = ((ib >> 4) | (vb >> 4) << 4) as u8;
+            }
+            j += 8;
+        }
+        count
+    }
+}
+
+/// What the block needs back besides `d`.
+#[derive(Clone, Copy)]
+pub(crate) struct Wants {
+    pub d2: bool,
+    pub code: bool,
+}
+
+/// The block's outputs, as the batch driver holds them (`t` and `q` are
+/// written only with `FULL`).
+pub(crate) struct Outs<'a, const D: usize> {
+    pub d: &'a mut [f64; BLOCK],
+    pub d2: &'a mut [f64; BLOCK],
+    pub code: &'a mut [f64; BLOCK],
+    pub t: &'a mut [f64; BLOCK],
+    pub q: &'a mut [[f64; BLOCK]; D],
+}
+
+/// Runs a block's `m` queries (coordinate columns `p`) into `out`; returns
+/// the queries left for the scalar kernel, one bit each (a `u64` per 64
+/// queries).
+///
+/// # Safety
+///
+/// The CPU must have AVX2 and FMA.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn run_avx2<const D: usize, const FULL: bool>(
+    seg: &Shared<Avx2, D>,
+    s: &mut Scratch<D>,
+    p: &[[f64; BLOCK]; D],
+    m: usize,
+    out: Outs<'_, D>,
+    wants: Wants,
+) -> [u64; BLOCK / 64] {
+    // SAFETY: AVX2 and FMA, this function's contract.
+    unsafe { body::<Avx2, D, FULL>(seg, s, p, m, out, wants) }
+}
+
+/// [`run_avx2`] compiled with AVX-512 too (mask registers for the lane
+/// kernels' selects).
+///
+/// # Safety
+///
+/// The CPU must have AVX-512 F, VL, DQ and BW (hence AVX2 and FMA), and
+/// POPCNT.
+#[inline]
+#[target_feature(enable = "avx2,fma,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]
+pub(crate) unsafe fn run_avx512<const D: usize, const FULL: bool>(
+    seg: &Shared<Avx2, D>,
+    s: &mut Scratch<D>,
+    p: &[[f64; BLOCK]; D],
+    m: usize,
+    out: Outs<'_, D>,
+    wants: Wants,
+) -> [u64; BLOCK / 64] {
+    // SAFETY: AVX2 and FMA, implied by this function's contract.
+    unsafe { body::<crate::lanes::Z8, D, FULL>(seg, s, p, m, out, wants) }
+}
+
+/// The pass itself: inlined into [`run_avx2`] and [`run_avx512`], whose
+/// features its intrinsics then take.
+#[inline(always)]
+unsafe fn body<K: Lanes, const D: usize, const FULL: bool>(
+    seg: &Shared<Avx2, D>,
+    s: &mut Scratch<D>,
+    p: &[[f64; BLOCK]; D],
+    m: usize,
+    out: Outs<'_, D>,
+    wants: Wants,
+) -> [u64; BLOCK / 64] {
+    debug_assert!(m <= BLOCK);
+    // SAFETY: the caller's features; every load and store below stays inside
+    // its array (`j + 4 <= BLOCK` as `j < m <= BLOCK` steps by 4, and a route
+    // holds at most `BLOCK` lanes, written four at a time into `ROOM`).
+    unsafe {
+        let (one, zero) = (_mm256_set1_pd(1.0), _mm256_setzero_pd());
+        let vb: [__m256d; D] = seg.b_hi().map(|x| _mm256_set1_pd(x));
+        let va = seg.a_hi();
+        let a: [__m256d; D] = core::array::from_fn(|i| _mm256_set1_pd(va[i]));
+        // 1–2: route and compact.
+        let count = if K::N == 8 { route_avx512(seg, s, p, m) } else { route_avx2(seg, s, p, m) };
+
         // 3: each route's kernel over its own columns. An interior and a
         // vertex vector per step while both routes have lanes left: each
         // kernel is one long dependent chain, and two chains side by side
         // keep the core busy (one alone left it waiting on latencies).
-        let mut uncertain = Avx2::none();
+        let kseg = seg.widen::<K>();
+        let mut uncertain = K::none();
         let (mut ki, mut kv) = (0, 0);
         while ki < count[0] && kv < count[1] {
-            interior_step::<D, FULL>(seg, s, ki, &mut uncertain);
-            vertex_step(seg, s, kv);
-            ki += 4;
-            kv += 4;
+            interior_step::<K, D, FULL>(&kseg, s, ki, &mut uncertain);
+            vertex_step(&kseg, s, kv);
+            ki += K::N;
+            kv += K::N;
         }
         while ki < count[0] {
-            interior_step::<D, FULL>(seg, s, ki, &mut uncertain);
-            ki += 4;
+            interior_step::<K, D, FULL>(&kseg, s, ki, &mut uncertain);
+            ki += K::N;
         }
         while kv < count[1] {
-            vertex_step(seg, s, kv);
-            kv += 4;
+            vertex_step(&kseg, s, kv);
+            kv += K::N;
         }
 
         // 4: back into query order.
@@ -381,11 +495,11 @@ unsafe fn body<const D: usize, const FULL: bool>(
             at[1] += COUNT[bits[1]];
             j += 4;
         }
-        if m % 64 != 0 {
+        if !m.is_multiple_of(64) {
             // Lanes past `m` are not queries.
             rest[m / 64] &= (1u64 << (m % 64)) - 1;
         }
-        if Avx2::bits(uncertain) != 0 {
+        if K::bits(uncertain) != 0 {
             for (j, x) in out.d[..m].iter().enumerate() {
                 if x.is_nan() {
                     rest[j / 64] |= 1 << (j % 64);

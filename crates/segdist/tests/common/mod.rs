@@ -284,7 +284,8 @@ fn one<const D: usize>(family: &str, r: &mut ChaCha8Rng, i: usize) -> Case<D> {
         }
         "near_degenerate" => {
             let a: [f64; D] = vec_of(r, |r| sign(r) * log_uniform(r, 1e-3, 1e6));
-            let b = if i % 5 == 0 { a } else { std::array::from_fn(|i| a[i] * (1.0 + (unit(r) - 0.5) * 1e-12)) };
+            let b =
+                if i.is_multiple_of(5) { a } else { std::array::from_fn(|i| a[i] * (1.0 + (unit(r) - 0.5) * 1e-12)) };
             let p = std::array::from_fn(|i| a[i] + (unit(r) - 0.5) * a[i].abs() * 1e-9);
             (a, b, p)
         }
@@ -305,7 +306,7 @@ fn one<const D: usize>(family: &str, r: &mut ChaCha8Rng, i: usize) -> Case<D> {
             (a, b, std::array::from_fn(|i| base[i] + off * n[i]))
         }
         "on_segment" => {
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 // Exactly on: small-integer vertices, dyadic t.
                 let a: [f64; D] = vec_of(r, |r| (r.gen_range(-1000i32..1000)) as f64);
                 let b: [f64; D] = vec_of(r, |r| (r.gen_range(-1000i32..1000)) as f64);
@@ -394,7 +395,7 @@ fn one<const D: usize>(family: &str, r: &mut ChaCha8Rng, i: usize) -> Case<D> {
             b[1] = y0 * scale;
             p[0] = x * scale;
             p[1] = py * scale;
-            if i % 3 == 0 {
+            if i.is_multiple_of(3) {
                 // Past the end vertex along x: the tie is in the vertex distance.
                 p[0] = (len + 1.0) * scale;
             }
