@@ -225,10 +225,8 @@ pub enum Isa {
     Sse2,
     /// AVX2 with FMA, 4 lanes (x86-64).
     Avx2,
-    /// AVX-512 F, VL, DQ and BW, and POPCNT (x86-64): the four-lane kernels
-    /// compiled for AVX-512 (32 registers, and compares into mask registers
-    /// even on 256-bit vectors: 14% faster than F alone), and eight lanes
-    /// where one segment's queries are routed by region.
+    /// AVX-512 F, VL, DQ and BW, and POPCNT (x86-64): the accurate kernels
+    /// eight lanes at a time (the fast tier's loops compiled for AVX-512).
     Avx512,
 }
 
@@ -887,14 +885,24 @@ fn accurate_lanes<V: Lanes, const D: usize, const LINE: bool, const FULL: bool, 
     blk: &mut Block<D>,
     m: usize,
 ) {
-    let splat = |v: Option<[f64; D]>| v.unwrap_or([0.0; D]).map(V::splat);
-    let (shared_a, shared_b) = (splat(blk.fixed_a), splat(blk.fixed_b));
+    // Loops, not closures, between the lanes and the kernel (see
+    // `lanes::Z8`).
+    let (fa, fb) = (blk.fixed_a.unwrap_or([0.0; D]), blk.fixed_b.unwrap_or([0.0; D]));
+    let (mut shared_a, mut shared_b) = ([V::splat(0.0); D], [V::splat(0.0); D]);
+    for k in 0..D {
+        shared_a[k] = V::splat(fa[k]);
+        shared_b[k] = V::splat(fb[k]);
+    }
     let mut j = 0;
     while j < m {
-        let load = |c: &[[f64; BLOCK]; D]| -> [V; D] { core::array::from_fn(|k| V::load(&c[k][j..])) };
-        let a = if SHARED { shared_a } else { load(&blk.a) };
-        let b = if SHARED { shared_b } else { load(&blk.b) };
-        let p = load(&blk.p);
+        let (mut a, mut b, mut p) = (shared_a, shared_b, [V::splat(0.0); D]);
+        for k in 0..D {
+            if !SHARED {
+                a[k] = V::load(&blk.a[k][j..]);
+                b[k] = V::load(&blk.b[k][j..]);
+            }
+            p[k] = V::load(&blk.p[k][j..]);
+        }
         let r = batch_kernel::accurate::<V, D, LINE, FULL>(&a, &b, &p);
         r.d.store(&mut blk.d[j..]);
         r.d2.store(&mut blk.d2[j..]);

@@ -261,8 +261,10 @@ pub(crate) fn accurate<V: Lanes, const D: usize, const LINE: bool, const FULL: b
     // A vertex's distance: |ap|² or |bp|², one dot product for both (the
     // operands are chosen per lane first, which gives the same bits as
     // computing both and choosing after).
-    let v: [Dd<V>; D] =
-        core::array::from_fn(|i| Dd { hi: V::select(end, bp[i].hi, ap[i].hi), lo: V::select(end, bp[i].lo, ap[i].lo) });
+    let mut v = ap;
+    for i in 0..D {
+        v[i] = Dd { hi: V::select(end, bp[i].hi, ap[i].hi), lo: V::select(end, bp[i].lo, ap[i].lo) };
+    }
     let (s_vertex, _) = dot_dd(&v, &v);
 
     // Interior: d² = Σ C_ij² / L.

@@ -6,10 +6,11 @@
 //! the same order as the scalar kernel, so every lane gives the scalar
 //! kernel's bits.
 //!
-//! Every lane type is a plain array with element-wise operations (see
-//! [`Arr`]): the `#[target_feature]` kernels that use them are vectorised by
-//! LLVM, and no SIMD crate or intrinsic stands between the code and the IEEE
-//! operation each element gets, which is what bit-identity rests on.
+//! The SSE2 and AVX2 lane types are plain arrays with element-wise
+//! operations (see [`Arr`]): the `#[target_feature]` kernels that use them
+//! are vectorised by LLVM. The AVX-512 type ([`Z8`]) is one register with
+//! one intrinsic per operation. Either way each lane gets exactly the IEEE
+//! operation the scalar kernel does, which is what bit-identity rests on.
 
 // Element-wise loops over fixed-size arrays are clearest (and vectorise most
 // reliably) as index loops.
@@ -196,9 +197,9 @@ pub(crate) struct Arr<const N: usize, const FMA: bool>([f64; N]);
 pub(crate) type Sse2 = Arr<2, false>;
 /// Four lanes for AVX2 + FMA.
 pub(crate) type Avx2 = Arr<4, true>;
-/// Four lanes for AVX-512F (measured faster than eight here: LLVM's 512-bit
-/// code for this kernel was worse, and AVX-512 still gives 32 registers).
-pub(crate) type Avx512 = Arr<4, true>;
+/// Eight lanes for AVX-512 (one register, see [`Z8`]).
+#[cfg(target_arch = "x86_64")]
+pub(crate) type Avx512 = Z8;
 
 impl<const N: usize, const FMA: bool> Arr<N, FMA> {
     #[inline(always)]
@@ -362,7 +363,8 @@ impl<const N: usize, const FMA: bool> Lanes for Arr<N, FMA> {
 /// closure stands between: `array::from_fn(|i| …)` over these lanes left
 /// every operation an out-of-line call (a closure is a function of its own,
 /// without the caller's features), so the kernels use plain loops.
-/// Eight lanes per dependent chain is what pays on the routed kernels.
+/// Eight lanes per dependent chain is what pays: the kernels are long
+/// dependent chains and the reorder window holds about two of them.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
 pub(crate) struct Z8(core::arch::x86_64::__m512d);

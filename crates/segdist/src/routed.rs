@@ -407,7 +407,7 @@ pub(crate) unsafe fn run_avx512<const D: usize, const FULL: bool>(
     wants: Wants,
 ) -> [u64; BLOCK / 64] {
     // SAFETY: AVX2 and FMA, implied by this function's contract.
-    unsafe { body::<crate::lanes::Z8, D, FULL>(seg, s, p, m, out, wants) }
+    unsafe { body::<crate::lanes::Avx512, D, FULL>(seg, s, p, m, out, wants) }
 }
 
 /// The pass itself: inlined into [`run_avx2`] and [`run_avx512`], whose
