@@ -604,7 +604,7 @@ impl<T: Scalar, const D: usize> Job<'_, T, D> {
 }
 
 /// Runs `f` on this thread's spare block of dimension `D` (a new one the
-/// first time): a block is 24–30 KB, and allocating and zeroing one per
+/// first time): a block is about 50–65 KB, and allocating and zeroing one per
 /// call cost more than the kernels on calls of a few dozen queries (the
 /// index evaluates its candidates this way). Lanes past a block's queries
 /// hold the last call's numbers, whose results are never read.
