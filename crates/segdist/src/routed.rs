@@ -201,6 +201,25 @@ fn vertex_step<K: Lanes, const D: usize>(seg: &Shared<K, D>, s: &mut Scratch<D>,
     d2v.store(&mut s.d2[1][k..]);
 }
 
+/// What the routing needs of the segment, as plain numbers (splatted by
+/// each routing loop to its width).
+struct Consts<const D: usize> {
+    a: [f64; D],
+    /// The high parts of `b − a`.
+    ab: [f64; D],
+    /// `L·(1 ∓ margin)`: the interior ends below the first, the end region
+    /// starts above the second.
+    l_below: f64,
+    l_above: f64,
+}
+
+impl<const D: usize> Consts<D> {
+    fn of(seg: &Shared<Avx2, D>) -> Self {
+        let l = seg.l_hi();
+        Consts { a: seg.a_hi(), ab: seg.ab_hi(), l_below: l * (1.0 - MARGIN), l_above: l * (1.0 + MARGIN) }
+    }
+}
+
 /// Steps 1–2, four lanes at a time: routes and compacts the block's
 /// queries, returns each route's lane count. Lanes past `m` (stale numbers)
 /// are routed too, and never read back.
@@ -214,14 +233,15 @@ unsafe fn route_avx2<const D: usize>(
     // SAFETY: the caller's features; loads at `j + 4 <= BLOCK`, stores at
     // `count + 4 <= ROOM`.
     unsafe {
-        let c = seg.ab_hi();
-        let va = seg.a_hi();
-        let l = seg.l_hi();
-        let a: [__m256d; D] = core::array::from_fn(|i| _mm256_set1_pd(va[i]));
-        let abh: [__m256d; D] = core::array::from_fn(|i| _mm256_set1_pd(c[i]));
-        let ab_abs: [__m256d; D] = core::array::from_fn(|i| _mm256_set1_pd(c[i].abs()));
-        let l_below = _mm256_set1_pd(l * (1.0 - MARGIN));
-        let l_above = _mm256_set1_pd(l * (1.0 + MARGIN));
+        let k = Consts::of(seg);
+        let (mut a, mut abh, mut ab_abs) =
+            ([_mm256_setzero_pd(); D], [_mm256_setzero_pd(); D], [_mm256_setzero_pd(); D]);
+        for i in 0..D {
+            a[i] = _mm256_set1_pd(k.a[i]);
+            abh[i] = _mm256_set1_pd(k.ab[i]);
+            ab_abs[i] = _mm256_set1_pd(k.ab[i].abs());
+        }
+        let (l_below, l_above) = (_mm256_set1_pd(k.l_below), _mm256_set1_pd(k.l_above));
         let margin = _mm256_set1_pd(MARGIN);
         let sign = _mm256_set1_pd(-0.0);
         let (lo, hi, zero) = (_mm256_set1_pd(ROUTABLE_LO), _mm256_set1_pd(ROUTABLE_HI), _mm256_setzero_pd());
@@ -232,7 +252,10 @@ unsafe fn route_avx2<const D: usize>(
         let mut count = [0usize; ROUTES];
         let mut j = 0;
         while j < m {
-            let pv: [__m256d; D] = core::array::from_fn(|i| _mm256_loadu_pd(p[i].as_ptr().add(j)));
+            let mut pv = [zero; D];
+            for i in 0..D {
+                pv[i] = _mm256_loadu_pd(p[i].as_ptr().add(j));
+            }
             let mut n = zero;
             let mut mag = zero;
             let mut ok = _mm256_cmp_pd::<_CMP_EQ_OQ>(zero, zero);
@@ -292,14 +315,15 @@ unsafe fn route_avx512<const D: usize>(
     // (`j < m <= BLOCK`, both multiples of 8 apart from `m`), stores at
     // `count + 8 <= ROOM`.
     unsafe {
-        let c = seg.ab_hi();
-        let va = seg.a_hi();
-        let l = seg.l_hi();
-        let a: [__m512d; D] = core::array::from_fn(|i| _mm512_set1_pd(va[i]));
-        let abh: [__m512d; D] = core::array::from_fn(|i| _mm512_set1_pd(c[i]));
-        let ab_abs: [__m512d; D] = core::array::from_fn(|i| _mm512_set1_pd(c[i].abs()));
-        let l_below = _mm512_set1_pd(l * (1.0 - MARGIN));
-        let l_above = _mm512_set1_pd(l * (1.0 + MARGIN));
+        let k = Consts::of(seg);
+        let (mut a, mut abh, mut ab_abs) =
+            ([_mm512_setzero_pd(); D], [_mm512_setzero_pd(); D], [_mm512_setzero_pd(); D]);
+        for i in 0..D {
+            a[i] = _mm512_set1_pd(k.a[i]);
+            abh[i] = _mm512_set1_pd(k.ab[i]);
+            ab_abs[i] = _mm512_set1_pd(k.ab[i].abs());
+        }
+        let (l_below, l_above) = (_mm512_set1_pd(k.l_below), _mm512_set1_pd(k.l_above));
         let margin = _mm512_set1_pd(MARGIN);
         let (lo, hi, zero, one) =
             (_mm512_set1_pd(ROUTABLE_LO), _mm512_set1_pd(ROUTABLE_HI), _mm512_setzero_pd(), _mm512_set1_pd(1.0));
@@ -427,9 +451,12 @@ unsafe fn body<K: Lanes, const D: usize, const FULL: bool>(
     // holds at most `BLOCK` lanes, written four at a time into `ROOM`).
     unsafe {
         let (one, zero) = (_mm256_set1_pd(1.0), _mm256_setzero_pd());
-        let vb: [__m256d; D] = seg.b_hi().map(|x| _mm256_set1_pd(x));
-        let va = seg.a_hi();
-        let a: [__m256d; D] = core::array::from_fn(|i| _mm256_set1_pd(va[i]));
+        let (va, vbh) = (seg.a_hi(), seg.b_hi());
+        let (mut a, mut vb) = ([zero; D], [zero; D]);
+        for i in 0..D {
+            a[i] = _mm256_set1_pd(va[i]);
+            vb[i] = _mm256_set1_pd(vbh[i]);
+        }
         // 1–2: route and compact.
         let count = if K::N == 8 { route_avx512(seg, s, p, m) } else { route_avx2(seg, s, p, m) };
 
