@@ -697,7 +697,7 @@ struct Block<const D: usize> {
     /// others).
     wants_d2: bool,
     wants_code: bool,
-    /// The routed pass's columns (one segment, distance only, AVX2).
+    /// The routed pass's columns (one segment; AVX2 or AVX-512).
     #[cfg(target_arch = "x86_64")]
     routed: crate::routed::Scratch<D>,
 }

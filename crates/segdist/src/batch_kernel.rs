@@ -336,25 +336,28 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
         if !(a.iter().chain(b).all(|&x| routable(x)) && a != b) {
             return None;
         }
-        let a = a.map(V::splat);
-        let b = b.map(V::splat);
-        let ab = diff(&b, &a);
-        let (l, _) = dot_dd(&ab, &ab);
-        Some(Shared { a, b, ab, l, inv_l: V::splat(1.0).div(l.hi) })
+        Some(Self::of(a, b))
     }
 
+    /// The same segment in another lane type (the region kernels may run
+    /// wider than the routing).
     #[inline(always)]
     pub(crate) fn widen<W: Lanes>(&self) -> Shared<W, D> {
-        let (ah, bh) = (self.a_hi(), self.b_hi());
-        let mut a = [W::splat(0.0); D];
+        Shared::of(&self.a_hi(), &self.b_hi())
+    }
+
+    /// The segment-only steps of [`accurate`], unchecked.
+    #[inline(always)]
+    fn of(ah: &[f64; D], bh: &[f64; D]) -> Self {
+        let mut a = [V::splat(0.0); D];
         let mut b = a;
         for i in 0..D {
-            a[i] = W::splat(ah[i]);
-            b[i] = W::splat(bh[i]);
+            a[i] = V::splat(ah[i]);
+            b[i] = V::splat(bh[i]);
         }
         let ab = diff(&b, &a);
         let (l, _) = dot_dd(&ab, &ab);
-        Shared { a, b, ab, l, inv_l: W::splat(1.0).div(l.hi) }
+        Shared { a, b, ab, l, inv_l: V::splat(1.0).div(l.hi) }
     }
 
     /// `|ab|²` rounded (the high part the scalar kernel compares with).
@@ -379,11 +382,7 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
     /// send to the exact path (a cross product it cannot trust).
     #[inline(always)]
     pub(crate) fn interior(&self, p: &[V; D]) -> (V, V, V::Mask) {
-        let zero = V::splat(0.0);
-        let ap = diff(p, &self.a);
-        let (s, uncertain) = interior_sum(&self.ab, &ap);
-        let d2dd = div_dd_inv(s, self.l, self.inv_l);
-        let (d, d2) = finish(d2dd, s.hi.eq(zero));
+        let (_, d, d2, uncertain) = self.interior_parts(p);
         (d, d2, uncertain)
     }
 
@@ -392,17 +391,23 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
     /// would take from its exact path.
     #[inline(always)]
     pub(crate) fn interior_full(&self, p: &[V; D]) -> (V, V, V, [V; D], V::Mask) {
-        let zero = V::splat(0.0);
-        let ap = diff(p, &self.a);
-        let (s, uncertain) = interior_sum(&self.ab, &ap);
-        let d2dd = div_dd_inv(s, self.l, self.inv_l);
-        let (d, d2) = finish(d2dd, s.hi.eq(zero));
+        let (ap, d, d2, uncertain) = self.interior_parts(p);
         let (n, en) = dot_dd(&ap, &self.ab);
         let (t, q, tq_exact) = t_and_q(&self.a, &self.ab, n, en, self.l, self.inv_l);
         (d, d2, t.hi, q, V::or(uncertain, tq_exact))
     }
 
-    /// The segment's vertices, as plain `f64`.
+    /// `ap`, then as [`Shared::interior`].
+    #[inline(always)]
+    fn interior_parts(&self, p: &[V; D]) -> ([Dd<V>; D], V, V, V::Mask) {
+        let ap = diff(p, &self.a);
+        let (s, uncertain) = interior_sum(&self.ab, &ap);
+        let d2dd = div_dd_inv(s, self.l, self.inv_l);
+        let (d, d2) = finish(d2dd, s.hi.eq(V::splat(0.0)));
+        (ap, d, d2, uncertain)
+    }
+
+    /// The end vertex.
     #[inline(always)]
     pub(crate) fn b_hi(&self) -> [f64; D] {
         self.b.map(lane0)

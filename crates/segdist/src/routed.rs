@@ -157,7 +157,7 @@ unsafe fn back(col: &[[f64; ROOM]; ROUTES], at: [usize; ROUTES], bits: [usize; R
     unsafe { _mm256_blendv_pd(spread(&col[0], at[0], bits[0]), spread(&col[1], at[1], bits[1]), vm) }
 }
 
-/// The interior kernel on the interior route's lanes `k..k + 4`; lanes the
+/// The interior kernel on the interior route's lanes `k..k + K::N`; lanes the
 /// scalar kernel would finish on its exact path come out NaN, and are
 /// added to `uncertain`.
 #[inline(always)]
@@ -188,7 +188,7 @@ fn interior_step<K: Lanes, const D: usize, const FULL: bool>(
     d2v.store(&mut s.d2[0][k..]);
 }
 
-/// The vertex kernel on the vertex route's lanes `k..k + 4`.
+/// The vertex kernel on the vertex route's lanes `k..k + K::N`.
 #[inline(always)]
 fn vertex_step<K: Lanes, const D: usize>(seg: &Shared<K, D>, s: &mut Scratch<D>, k: usize) {
     let mut pv = [K::splat(0.0); D];
@@ -245,9 +245,6 @@ unsafe fn route_avx2<const D: usize>(
         let margin = _mm256_set1_pd(MARGIN);
         let sign = _mm256_set1_pd(-0.0);
         let (lo, hi, zero) = (_mm256_set1_pd(ROUTABLE_LO), _mm256_set1_pd(ROUTABLE_HI), _mm256_setzero_pd());
-
-        // 1–2: route and compact. Lanes past `m` (stale numbers) are routed
-        // too, and never read back.
         let one = _mm256_set1_pd(1.0);
         let mut count = [0usize; ROUTES];
         let mut j = 0;
@@ -413,8 +410,8 @@ pub(crate) unsafe fn run_avx2<const D: usize, const FULL: bool>(
     unsafe { body::<Avx2, D, FULL>(seg, s, p, m, out, wants) }
 }
 
-/// [`run_avx2`] compiled with AVX-512 too (mask registers for the lane
-/// kernels' selects).
+/// [`run_avx2`] compiled with AVX-512 too: eight-lane routing and region
+/// kernels.
 ///
 /// # Safety
 ///
@@ -448,7 +445,8 @@ unsafe fn body<K: Lanes, const D: usize, const FULL: bool>(
     debug_assert!(m <= BLOCK);
     // SAFETY: the caller's features; every load and store below stays inside
     // its array (`j + 4 <= BLOCK` as `j < m <= BLOCK` steps by 4, and a route
-    // holds at most `BLOCK` lanes, written four at a time into `ROOM`).
+    // holds at most `BLOCK` lanes, read and written up to eight at a time
+    // within `ROOM`).
     unsafe {
         let (one, zero) = (_mm256_set1_pd(1.0), _mm256_setzero_pd());
         let (va, vbh) = (seg.a_hi(), seg.b_hi());
