@@ -697,7 +697,7 @@ struct Block<const D: usize> {
     /// others).
     wants_d2: bool,
     wants_code: bool,
-    /// The routed pass's columns (one segment; AVX2 or AVX-512).
+    /// The routed pass's columns (one segment, AVX2).
     #[cfg(target_arch = "x86_64")]
     routed: crate::routed::Scratch<D>,
 }
@@ -724,6 +724,9 @@ impl<const D: usize> Block<D> {
 
     #[inline(always)]
     fn fill<T: Scalar>(&mut self, a: &Src<'_, T, D>, b: &Src<'_, T, D>, p: &Points<'_, T, D>, i: usize, m: usize) {
+        // Inlined, so that it takes the caller's target features (the block
+        // loops run inside the AVX2 / AVX-512 wrappers).
+        #[inline(always)]
         fn cols<T: Scalar, const D: usize>(dst: &mut [[f64; BLOCK]; D], src: &Points<'_, T, D>, i: usize, m: usize) {
             match src {
                 Points::Rows(r) => {
@@ -872,7 +875,7 @@ fn scalar_accurate<const D: usize, const LINE: bool, const FULL: bool>(
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,popcnt")]
 unsafe fn accurate_avx512<const D: usize, const LINE: bool, const FULL: bool>(blk: &mut Block<D>, m: usize) {
     // SAFETY: this function's features include AVX-512 F, VL, DQ and BW, and POPCNT.
-    if !LINE && unsafe { routed_block::<D, FULL, true>(blk, m) } {
+    if !LINE && unsafe { one_segment_block::<D, FULL, true>(blk, m) } {
         return;
     }
     accurate_shared_or_not::<crate::lanes::Avx512, D, LINE, FULL>(blk, m);
@@ -882,14 +885,15 @@ unsafe fn accurate_avx512<const D: usize, const LINE: bool, const FULL: bool>(bl
 #[target_feature(enable = "avx2,fma")]
 unsafe fn accurate_avx2<const D: usize, const LINE: bool, const FULL: bool>(blk: &mut Block<D>, m: usize) {
     // SAFETY: this function's features include AVX2 and FMA.
-    if !LINE && unsafe { routed_block::<D, FULL, false>(blk, m) } {
+    if !LINE && unsafe { one_segment_block::<D, FULL, false>(blk, m) } {
         return;
     }
     accurate_shared_or_not::<crate::lanes::Avx2, D, LINE, FULL>(blk, m);
 }
 
-/// One segment: the routed pass ([`crate::routed`]), if the
-/// segment allows it (`false`: the caller runs the lane kernel).
+/// One segment: the branch-free sweep ([`crate::sweep`], AVX-512) or the
+/// routed pass ([`crate::routed`], AVX2), if the segment allows it
+/// (`false`: the caller runs the lane kernel).
 ///
 /// # Safety
 ///
@@ -897,7 +901,10 @@ unsafe fn accurate_avx2<const D: usize, const LINE: bool, const FULL: bool>(blk:
 /// the `#[target_feature]` callers above).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn routed_block<const D: usize, const FULL: bool, const AVX512: bool>(blk: &mut Block<D>, m: usize) -> bool {
+unsafe fn one_segment_block<const D: usize, const FULL: bool, const AVX512: bool>(
+    blk: &mut Block<D>,
+    m: usize,
+) -> bool {
     let (Some(a), Some(b)) = (blk.fixed_a, blk.fixed_b) else { return false };
     let Some(seg) = batch_kernel::Shared::<crate::lanes::Avx2, D>::new(&a, &b) else { return false };
     let wants = crate::routed::Wants { d2: blk.wants_d2, code: blk.wants_code };
@@ -905,7 +912,7 @@ unsafe fn routed_block<const D: usize, const FULL: bool, const AVX512: bool>(blk
     // SAFETY: as this function.
     let rest = unsafe {
         if AVX512 {
-            crate::routed::run_avx512::<D, FULL>(&seg, &mut blk.routed, &blk.p, m, out, wants)
+            crate::sweep::run_avx512::<D, FULL>(&seg, &blk.p, m, out, wants)
         } else {
             crate::routed::run_avx2::<D, FULL>(&seg, &mut blk.routed, &blk.p, m, out, wants)
         }

@@ -296,15 +296,38 @@ pub(crate) fn accurate<V: Lanes, const D: usize, const LINE: bool, const FULL: b
     Out { d, d2, t, q, region, fallback }
 }
 
-/// One segment shared by many queries, distance only: what depends on the
-/// segment alone, computed once, and each region's operations on their own
-/// (for [`crate::routed`], which sorts the queries by region first).
+/// [`Shared::distance_start`]'s results, for [`Shared::distance_end`].
+#[derive(Clone, Copy)]
+pub(crate) struct Half<V: Lanes, const D: usize> {
+    v: [Dd<V>; D],
+    s: Dd<V>,
+    s_vertex: Dd<V>,
+    inner: V::Mask,
+    end: V::Mask,
+    fallback: V::Mask,
+}
+
+/// [`Shared::distance_end`]'s results (`t` and `q` only with `FULL`).
+pub(crate) struct Ends<V: Lanes, const D: usize> {
+    pub d: V,
+    pub d2: V,
+    pub code: V,
+    pub t: V,
+    pub q: [V; D],
+    pub fallback: V::Mask,
+}
+
+/// One segment shared by many queries: what depends on the segment alone,
+/// computed once, and each region's operations on their own (for
+/// [`crate::routed`], which sorts the queries by region first), or all of
+/// them on every lane from a cheap region estimate (for [`crate::sweep`]).
 ///
-/// [`accurate`] computes every region for every lane and selects. Once a
-/// lane's region is known (and that the scalar kernel would certify it on
-/// its direct path), [`Shared::interior`] and [`Shared::vertex`] run only
-/// that region's operations: the same operations on the same values as in
-/// [`accurate`], hence the scalar kernel's bits.
+/// [`accurate`] computes every region for every lane, with every test of
+/// the scalar kernel, and selects. Once a lane's region is known (and that
+/// the scalar kernel would certify it on its direct path),
+/// [`Shared::interior`] and [`Shared::vertex`] run only that region's
+/// operations: the same operations on the same values as in [`accurate`],
+/// hence the scalar kernel's bits.
 pub(crate) struct Shared<V: Lanes, const D: usize> {
     a: [V; D],
     b: [V; D],
@@ -324,9 +347,43 @@ pub(crate) fn routable(x: f64) -> bool {
     x == 0.0 || (ROUTABLE_LO..=ROUTABLE_HI).contains(&m)
 }
 
+/// Whether every value of `cols` is [`routable`] (what the vectoriser
+/// makes of it: an integer minimum and maximum of the magnitudes' bits).
+#[inline(always)]
+pub(crate) fn all_routable(cols: &[&[f64]]) -> bool {
+    let (mut most, mut least) = (0u64, u64::MAX);
+    for col in cols {
+        for &x in *col {
+            let m = x.to_bits() & !(1 << 63);
+            most = most.max(m);
+            // Zero wraps to the largest value: it passes.
+            least = least.min(m.wrapping_sub(1));
+        }
+    }
+    // (NaN and infinity: above `ROUTABLE_HI`'s bits.)
+    most <= ROUTABLE_HI.to_bits() && least.wrapping_add(1) >= ROUTABLE_LO.to_bits()
+}
+
 /// The bounds of [`routable`].
 pub(crate) const ROUTABLE_LO: f64 = 1.0 / (1u128 << 127) as f64 / (1u64 << 20) as f64;
 pub(crate) const ROUTABLE_HI: f64 = (1u128 << 127) as f64 * (1u128 << 71) as f64;
+
+/// The margin by which a plain-`f64` estimate of `N = ap·ab` must clear a
+/// region boundary before a lane is given that region without the scalar
+/// kernel's tests ([`Shared::distance_start`], and the routing of
+/// `routed.rs`), relative to the estimate's magnitude.
+///
+/// Why such a verdict is the scalar kernel's: every coordinate of the
+/// segment and of the point is [`routable`], so every difference lies in
+/// the scalar kernel's direct window and is exact as a double-double, and
+/// every product of two is far from underflow. The estimate
+/// `ñ = fl(Σ fl(fl(p_i − a_i)·abh_i))` is then within `2^-50·M` of the exact
+/// `N`, `M = Σ|fl(p_i − a_i)·abh_i|`. A lane is placed only when `ñ` clears
+/// `0` or `L` by `2^-44·M` (and `L` by `2^-44·L`), far more than the scalar
+/// kernel's own error bounds on `N` and `N − L` (about `2^-99` relative), so
+/// its certified tests pick the same region, and none of its uncertain bands
+/// (which go to the exact path) can hold the lane.
+pub(crate) const MARGIN: f64 = 1.0 / (1u64 << 44) as f64;
 
 impl<V: Lanes, const D: usize> Shared<V, D> {
     /// `None` unless every coordinate of the segment is [`routable`] and
@@ -405,6 +462,82 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
         let d2dd = div_dd_inv(s, self.l, self.inv_l);
         let (d, d2) = finish(d2dd, s.hi.eq(V::splat(0.0)));
         (ap, d, d2, uncertain)
+    }
+
+    /// Any lanes, in one pass without branches or routing (for
+    /// [`crate::sweep`]), first half: the region from a plain-`f64`
+    /// estimate of `N` (lanes it cannot place by [`MARGIN`], or with a
+    /// coordinate not [`routable`], are flagged), one exact difference from
+    /// the chosen vertex (`a` for the interior and the start, `b` for the
+    /// end, as the scalar kernel takes them), and both regions' double-double
+    /// sums on it. [`Shared::distance_end`] finishes. The same IEEE
+    /// operations as [`Shared::interior`] and [`Shared::vertex`], hence
+    /// the scalar kernel's bits.
+    ///
+    /// `CHECK = false`: the caller has checked that every coordinate is
+    /// [`routable`].
+    #[inline(always)]
+    pub(crate) fn distance_start<const CHECK: bool>(&self, p: &[V; D]) -> Half<V, D> {
+        let zero = V::splat(0.0);
+        let (lo, hi) = (V::splat(ROUTABLE_LO), V::splat(ROUTABLE_HI));
+        let margin = V::splat(MARGIN);
+        let l_below = self.l.hi.mul(V::splat(1.0 - MARGIN));
+        let l_above = self.l.hi.mul(V::splat(1.0 + MARGIN));
+        let mut ok = zero.eq(zero);
+        let mut n = zero;
+        let mut mag = zero;
+        for i in 0..D {
+            if CHECK {
+                let x = p[i].abs();
+                // Routable: |x| <= hi (false for NaN), and not 0 < |x| < lo.
+                let tiny = V::and(x.lt(lo), x.ne(zero));
+                ok = V::and(ok, V::andnot(tiny, x.le(hi)));
+            }
+            let aph = p[i].sub(self.a[i]);
+            n = n.add(aph.mul(self.ab[i].hi));
+            mag = mag.add(aph.abs().mul(self.ab[i].hi.abs()));
+        }
+        let e = mag.mul(margin);
+        let inner = V::and(e.lt(n), n.add(e).lt(l_below));
+        let start = n.lt(e.neg());
+        let end = l_above.lt(n.sub(e));
+        ok = V::and(ok, V::or(inner, V::or(start, end)));
+        let mut vtx = self.a;
+        for i in 0..D {
+            vtx[i] = V::select(end, self.b[i], self.a[i]);
+        }
+        let v = diff(p, &vtx);
+        let (s_vertex, _) = dot_dd(&v, &v);
+        let (s, uncertain) = interior_sum(&self.ab, &v);
+        let fallback = V::or(V::andnot(ok, zero.eq(zero)), V::and(inner, uncertain));
+        Half { v, s, s_vertex, inner, end, fallback }
+    }
+
+    /// The second half: `d`, `d²`, the region code (0 start, 1 interior,
+    /// 2 end) and, with `FULL`, `t` and the closest point. Flagged lanes
+    /// (also those the scalar kernel would finish on its exact path, for
+    /// any of these) have `fallback` set and other fields meaningless.
+    #[inline(always)]
+    pub(crate) fn distance_end<const FULL: bool>(&self, h: Half<V, D>) -> Ends<V, D> {
+        let zero = V::splat(0.0);
+        let Half { v, s, s_vertex, inner, end, mut fallback } = h;
+        let d2dd = div_dd_inv(s, self.l, self.inv_l);
+        let x = Dd { hi: V::select(inner, d2dd.hi, s_vertex.hi), lo: V::select(inner, d2dd.lo, s_vertex.lo) };
+        let (d, d2) = finish(x, V::and(inner, s.hi.eq(zero)));
+        let code = V::select(inner, V::splat(1.0), V::select(end, V::splat(2.0), zero));
+        let (mut t, mut q) = (zero, self.a);
+        if FULL {
+            // `v` is `ap` in the interior lanes.
+            let (n, en) = dot_dd(&v, &self.ab);
+            let (ti, qi, tq_exact) = t_and_q(&self.a, &self.ab, n, en, self.l, self.inv_l);
+            fallback = V::or(fallback, V::and(inner, tq_exact));
+            let one = V::splat(1.0);
+            t = V::select(inner, ti.hi, V::select(end, one, zero));
+            for i in 0..D {
+                q[i] = V::select(inner, qi[i], V::select(end, self.b[i], self.a[i]));
+            }
+        }
+        Ends { d, d2, code, t, q, fallback }
     }
 
     /// The end vertex.

@@ -482,3 +482,121 @@ impl Lanes for Z8 {
         u32::from(m)
     }
 }
+
+/// Sixteen lanes as two [`Z8`] registers, every operation issued on both
+/// back to back: two independent dependent chains side by side in the
+/// instruction stream, so the core always has the other one's work at hand
+/// while one waits on a latency.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(crate) struct Z16(Z8, Z8);
+
+#[cfg(target_arch = "x86_64")]
+impl Z16 {
+    #[inline(always)]
+    fn mask(lo: u8, hi: u8) -> u16 {
+        u16::from(lo) | u16::from(hi) << 8
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes for Z16 {
+    type Mask = u16;
+    const N: usize = 16;
+    #[inline(always)]
+    fn splat(x: f64) -> Self {
+        Z16(Z8::splat(x), Z8::splat(x))
+    }
+    #[inline(always)]
+    fn load(s: &[f64]) -> Self {
+        Z16(Z8::load(&s[..8]), Z8::load(&s[8..16]))
+    }
+    #[inline(always)]
+    fn store(self, s: &mut [f64]) {
+        let (lo, hi) = s[..16].split_at_mut(8);
+        self.0.store(lo);
+        self.1.store(hi);
+    }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        Z16(self.0.add(o.0), self.1.add(o.1))
+    }
+    #[inline(always)]
+    fn sub(self, o: Self) -> Self {
+        Z16(self.0.sub(o.0), self.1.sub(o.1))
+    }
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self {
+        Z16(self.0.mul(o.0), self.1.mul(o.1))
+    }
+    #[inline(always)]
+    fn div(self, o: Self) -> Self {
+        Z16(self.0.div(o.0), self.1.div(o.1))
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        Z16(self.0.sqrt(), self.1.sqrt())
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        Z16(self.0.abs(), self.1.abs())
+    }
+    #[inline(always)]
+    fn neg(self) -> Self {
+        Z16(self.0.neg(), self.1.neg())
+    }
+    #[inline(always)]
+    fn two_prod(a: Self, b: Self) -> (Self, Self) {
+        let (p0, e0) = Z8::two_prod(a.0, b.0);
+        let (p1, e1) = Z8::two_prod(a.1, b.1);
+        (Z16(p0, p1), Z16(e0, e1))
+    }
+    #[inline(always)]
+    fn bits_inc(self) -> Self {
+        Z16(self.0.bits_inc(), self.1.bits_inc())
+    }
+    #[inline(always)]
+    fn bits_dec(self) -> Self {
+        Z16(self.0.bits_dec(), self.1.bits_dec())
+    }
+    #[inline(always)]
+    fn lt(self, o: Self) -> u16 {
+        Z16::mask(self.0.lt(o.0), self.1.lt(o.1))
+    }
+    #[inline(always)]
+    fn le(self, o: Self) -> u16 {
+        Z16::mask(self.0.le(o.0), self.1.le(o.1))
+    }
+    #[inline(always)]
+    fn eq(self, o: Self) -> u16 {
+        Z16::mask(self.0.eq(o.0), self.1.eq(o.1))
+    }
+    #[inline(always)]
+    fn ne(self, o: Self) -> u16 {
+        Z16::mask(self.0.ne(o.0), self.1.ne(o.1))
+    }
+    #[inline(always)]
+    fn and(a: u16, b: u16) -> u16 {
+        a & b
+    }
+    #[inline(always)]
+    fn or(a: u16, b: u16) -> u16 {
+        a | b
+    }
+    #[inline(always)]
+    fn andnot(a: u16, b: u16) -> u16 {
+        !a & b
+    }
+    #[inline(always)]
+    fn none() -> u16 {
+        0
+    }
+    #[inline(always)]
+    fn select(m: u16, a: Self, b: Self) -> Self {
+        Z16(Z8::select(m as u8, a.0, b.0), Z8::select((m >> 8) as u8, a.1, b.1))
+    }
+    #[inline(always)]
+    fn bits(m: u16) -> u32 {
+        u32::from(m)
+    }
+}

@@ -83,6 +83,8 @@ mod plane;
 mod routed;
 mod scalar;
 mod segment;
+#[cfg(target_arch = "x86_64")]
+mod sweep;
 
 pub use kernel::Region;
 pub use line::{Line, Line2, Line3, LineProjection};

@@ -1,42 +1,31 @@
-//! One segment against many points, on x86-64 with AVX2 or AVX-512: the
-//! queries of a block are routed to their region before any double-double
-//! work, and each region's kernel then runs on its own lanes only (with `t`
-//! and the closest point when asked for: `FULL`).
+//! One segment against many points, on x86-64 with AVX2 (without AVX-512):
+//! the queries of a block are routed to their region before any
+//! double-double work, and each region's kernel then runs on its own lanes
+//! only (with `t` and the closest point when asked for: `FULL`).
 //!
 //! The lane kernel ([`crate::batch_kernel::accurate`]) computes every region
 //! for every lane and selects, as neighbouring queries rarely share a region.
-//! This pass gives the same bits with much less work:
+//! With four lanes a vector that costs more than sorting the lanes: this pass
+//! gives the same bits with less work. (With AVX-512, on the Zen 5 measured,
+//! the branch-free [`crate::sweep`] is faster: there the work per lane is
+//! cheap and the routing's shuffles and memory traffic are not.)
 //!
-//! 1. **Route** the queries, four (AVX2) or eight (AVX-512) at a time, by a
-//!    plain-`f64` estimate of `N = ap·ab`: certainly interior, certainly at
-//!    a vertex (past the start or past the end), or neither (see below why
-//!    the verdicts are the scalar kernel's).
+//! 1. **Route** the queries, four at a time, by a plain-`f64` estimate of
+//!    `N = ap·ab`: certainly interior, certainly at a vertex (past the start
+//!    or past the end), or neither (see [`MARGIN`] why the verdicts are the
+//!    scalar kernel's).
 //! 2. **Compact** each route's coordinates into its own columns: a
-//!    permutation from a table indexed by the four-lane mask with AVX2 (no
-//!    compress instruction), `vcompresspd` between registers with AVX-512.
+//!    permutation from a table indexed by the four-lane mask (AVX2 has no
+//!    compress instruction).
 //! 3. **Run** the route's kernel ([`Shared::interior`], [`Shared::vertex`])
-//!    over its columns, four lanes at a time with AVX2, eight with AVX-512
-//!    ([`crate::lanes::Z8`]): each kernel is one long dependent chain, and
-//!    the reorder window holds about two, so lanes per chain is what counts.
-//!    An interior and a vertex vector go side by side while both routes
-//!    have lanes left.
+//!    over its columns. An interior and a vertex vector go side by side
+//!    while both routes have lanes left: each kernel is one long dependent
+//!    chain, and two side by side keep the core busy.
 //! 4. **Expand** the results back into query order (the inverse
 //!    permutations; at a vertex, `t` is 0 or 1 and the point is the vertex),
 //!    and hand the lanes of no route, and the rare interior lanes the scalar
 //!    kernel would finish on its exact path (for the distance, `t` or the
 //!    point), to the scalar kernel.
-//!
-//! Why a route's verdict is the scalar kernel's: every coordinate of the
-//! segment and of a routed point is
-//! [`routable`](crate::batch_kernel::routable), so every difference lies in
-//! the scalar kernel's direct window and is exact as a double-double, and
-//! every product of two is far from underflow. The estimate
-//! `ñ = fl(Σ fl(fl(p_i − a_i)·abh_i))` is then within `2^-50·M` of the exact
-//! `N`, `M = Σ|fl(p_i − a_i)·abh_i|`. A lane is routed only when `ñ` clears
-//! `0` or `L` by `2^-44·M` (and `L` by `2^-44·L`), far more than the scalar
-//! kernel's own error bounds on `N` and `N − L` (about `2^-99` relative), so
-//! its certified tests pick the same region, and none of its uncertain bands
-//! (which go to the exact path) can hold the lane.
 //!
 //! Routing, compaction and expansion are written with intrinsics (LLVM
 //! turned the portable form of the routing into two-lane code with scalar
@@ -51,15 +40,13 @@
 
 use core::arch::x86_64::*;
 
-use crate::batch_kernel::{Shared, ROUTABLE_HI, ROUTABLE_LO};
+use crate::batch_kernel::{Shared, MARGIN, ROUTABLE_HI, ROUTABLE_LO};
 use crate::lanes::{Avx2, Lanes};
 
 /// Queries per block (the batch driver's block size).
 pub(crate) const BLOCK: usize = 256;
 /// A route's columns: a vector is always written whole.
 const ROOM: usize = BLOCK + 8;
-/// The routing margin, relative (see the module's text).
-const MARGIN: f64 = 1.0 / (1u64 << 44) as f64;
 
 /// Routes: interior, at a vertex.
 const ROUTES: usize = 2;
@@ -298,80 +285,6 @@ unsafe fn route_avx2<const D: usize>(
     }
 }
 
-/// Steps 1–2, eight lanes at a time with AVX-512 (compares into mask
-/// registers, `vcompresspd` between registers for the compaction); the
-/// same tests as [`route_avx2`].
-#[inline(always)]
-unsafe fn route_avx512<const D: usize>(
-    seg: &Shared<Avx2, D>,
-    s: &mut Scratch<D>,
-    p: &[[f64; BLOCK]; D],
-    m: usize,
-) -> [usize; ROUTES] {
-    // SAFETY: the caller's features (AVX-512 F); loads at `j + 8 <= BLOCK`
-    // (`j < m <= BLOCK`, both multiples of 8 apart from `m`), stores at
-    // `count + 8 <= ROOM`.
-    unsafe {
-        let k = Consts::of(seg);
-        let (mut a, mut abh, mut ab_abs) =
-            ([_mm512_setzero_pd(); D], [_mm512_setzero_pd(); D], [_mm512_setzero_pd(); D]);
-        for i in 0..D {
-            a[i] = _mm512_set1_pd(k.a[i]);
-            abh[i] = _mm512_set1_pd(k.ab[i]);
-            ab_abs[i] = _mm512_set1_pd(k.ab[i].abs());
-        }
-        let (l_below, l_above) = (_mm512_set1_pd(k.l_below), _mm512_set1_pd(k.l_above));
-        let margin = _mm512_set1_pd(MARGIN);
-        let (lo, hi, zero, one) =
-            (_mm512_set1_pd(ROUTABLE_LO), _mm512_set1_pd(ROUTABLE_HI), _mm512_setzero_pd(), _mm512_set1_pd(1.0));
-        let mut count = [0usize; ROUTES];
-        let mut j = 0;
-        while j < m {
-            let mut pv = [zero; D];
-            for i in 0..D {
-                pv[i] = _mm512_loadu_pd(p[i].as_ptr().add(j));
-            }
-            let mut n = zero;
-            let mut mag = zero;
-            let mut ok: __mmask8 = 0xff;
-            for i in 0..D {
-                let x = _mm512_abs_pd(pv[i]);
-                // routable: |x| <= hi (false for NaN), and not 0 < |x| < lo.
-                let tiny = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(x, lo) & _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(x, zero);
-                ok &= _mm512_cmp_pd_mask::<_CMP_LE_OQ>(x, hi) & !tiny;
-                let aph = _mm512_sub_pd(pv[i], a[i]);
-                n = _mm512_add_pd(n, _mm512_mul_pd(aph, abh[i]));
-                mag = _mm512_add_pd(mag, _mm512_mul_pd(_mm512_abs_pd(aph), ab_abs[i]));
-            }
-            let e = _mm512_mul_pd(mag, margin);
-            let inner =
-                _mm512_cmp_pd_mask::<_CMP_LT_OQ>(e, n) & _mm512_cmp_pd_mask::<_CMP_LT_OQ>(_mm512_add_pd(n, e), l_below);
-            let start = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(n, _mm512_sub_pd(zero, e));
-            let end = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(l_above, _mm512_sub_pd(n, e));
-            let bits = [inner & ok, (start | end) & ok];
-            for r in 0..ROUTES {
-                for i in 0..D {
-                    let packed = _mm512_maskz_compress_pd(bits[r], pv[i]);
-                    _mm512_storeu_pd(s.p[r][i].as_mut_ptr().add(count[r]), packed);
-                }
-            }
-            // Which vertex: 1.0 for the end, 0.0 for the start.
-            let ends = _mm512_maskz_compress_pd(bits[1], _mm512_maskz_mov_pd(end, one));
-            _mm512_storeu_pd(s.end.as_mut_ptr().add(count[1]), ends);
-            count[0] += bits[0].count_ones() as usize;
-            count[1] += bits[1].count_ones() as usize;
-            // The masks of both four-lane groups, as the expansion reads them.
-            let (ib, vb) = (usize::from(bits[0]), usize::from(bits[1]));
-            s.masks[j / 4] = ((ib & 15) | (vb & 15) << 4) as u8;
-            if j / 4 + 1 < s.masks.len() {
-                s.masks[j / 4 + 1] = ((ib >> 4) | (vb >> 4) << 4) as u8;
-            }
-            j += 8;
-        }
-        count
-    }
-}
-
 /// What the block needs back besides `d`.
 #[derive(Clone, Copy)]
 pub(crate) struct Wants {
@@ -407,34 +320,13 @@ pub(crate) unsafe fn run_avx2<const D: usize, const FULL: bool>(
     wants: Wants,
 ) -> [u64; BLOCK / 64] {
     // SAFETY: AVX2 and FMA, this function's contract.
-    unsafe { body::<Avx2, D, FULL>(seg, s, p, m, out, wants) }
+    unsafe { body::<D, FULL>(seg, s, p, m, out, wants) }
 }
 
-/// [`run_avx2`] compiled with AVX-512 too: eight-lane routing and region
-/// kernels.
-///
-/// # Safety
-///
-/// The CPU must have AVX-512 F, VL, DQ and BW (hence AVX2 and FMA), and
-/// POPCNT.
-#[inline]
-#[target_feature(enable = "avx2,fma,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]
-pub(crate) unsafe fn run_avx512<const D: usize, const FULL: bool>(
-    seg: &Shared<Avx2, D>,
-    s: &mut Scratch<D>,
-    p: &[[f64; BLOCK]; D],
-    m: usize,
-    out: Outs<'_, D>,
-    wants: Wants,
-) -> [u64; BLOCK / 64] {
-    // SAFETY: AVX2 and FMA, implied by this function's contract.
-    unsafe { body::<crate::lanes::Avx512, D, FULL>(seg, s, p, m, out, wants) }
-}
-
-/// The pass itself: inlined into [`run_avx2`] and [`run_avx512`], whose
-/// features its intrinsics then take.
+/// The pass itself: inlined into [`run_avx2`], whose features its
+/// intrinsics then take.
 #[inline(always)]
-unsafe fn body<K: Lanes, const D: usize, const FULL: bool>(
+unsafe fn body<const D: usize, const FULL: bool>(
     seg: &Shared<Avx2, D>,
     s: &mut Scratch<D>,
     p: &[[f64; BLOCK]; D],
@@ -456,28 +348,28 @@ unsafe fn body<K: Lanes, const D: usize, const FULL: bool>(
             vb[i] = _mm256_set1_pd(vbh[i]);
         }
         // 1–2: route and compact.
-        let count = if K::N == 8 { route_avx512(seg, s, p, m) } else { route_avx2(seg, s, p, m) };
+        let count = route_avx2(seg, s, p, m);
 
         // 3: each route's kernel over its own columns. An interior and a
         // vertex vector per step while both routes have lanes left: each
         // kernel is one long dependent chain, and two chains side by side
         // keep the core busy (one alone left it waiting on latencies).
-        let kseg = seg.widen::<K>();
-        let mut uncertain = K::none();
+        let kseg = seg;
+        let mut uncertain = Avx2::none();
         let (mut ki, mut kv) = (0, 0);
         while ki < count[0] && kv < count[1] {
-            interior_step::<K, D, FULL>(&kseg, s, ki, &mut uncertain);
-            vertex_step(&kseg, s, kv);
-            ki += K::N;
-            kv += K::N;
+            interior_step::<Avx2, D, FULL>(kseg, s, ki, &mut uncertain);
+            vertex_step(kseg, s, kv);
+            ki += 4;
+            kv += 4;
         }
         while ki < count[0] {
-            interior_step::<K, D, FULL>(&kseg, s, ki, &mut uncertain);
-            ki += K::N;
+            interior_step::<Avx2, D, FULL>(kseg, s, ki, &mut uncertain);
+            ki += 4;
         }
         while kv < count[1] {
-            vertex_step(&kseg, s, kv);
-            kv += K::N;
+            vertex_step(kseg, s, kv);
+            kv += 4;
         }
 
         // 4: back into query order.
@@ -524,7 +416,7 @@ unsafe fn body<K: Lanes, const D: usize, const FULL: bool>(
             // Lanes past `m` are not queries.
             rest[m / 64] &= (1u64 << (m % 64)) - 1;
         }
-        if K::bits(uncertain) != 0 {
+        if Avx2::bits(uncertain) != 0 {
             for (j, x) in out.d[..m].iter().enumerate() {
                 if x.is_nan() {
                     rest[j / 64] |= 1 << (j % 64);

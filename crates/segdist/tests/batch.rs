@@ -397,8 +397,9 @@ fn boundary_points<const D: usize>(a: [f64; D], b: [f64; D], seed: u64) -> Vec<[
     v
 }
 
-/// With one segment, the batch layer sorts queries by region before
-/// computing (on AVX2 and AVX-512): points on the region boundaries, on the
+/// With one segment, the batch layer gives each query its region from a
+/// plain-`f64` estimate before any exact work (AVX2: routed by region;
+/// AVX-512: one branch-free sweep): points on the region boundaries, on the
 /// segment and out of range must still come out as the scalar kernel's
 /// bits, with every mix of outputs (with and without `t` and the point).
 fn routed_matches_scalar<const D: usize>(segments: &[([f64; D], [f64; D])]) {
