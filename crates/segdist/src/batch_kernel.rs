@@ -318,8 +318,10 @@ pub(crate) fn accurate<V: Lanes, const D: usize, const LINE: bool, const FULL: b
 #[derive(Clone, Copy)]
 pub(crate) struct Half<V: Lanes, const D: usize> {
     v: [Dd<V>; D],
-    s: Dd<V>,
-    s_vertex: Dd<V>,
+    /// The chosen region's `d²`.
+    x: Dd<V>,
+    /// Interior lanes whose `d²` is zero.
+    zero: V::Mask,
     inner: V::Mask,
     end: V::Mask,
     fallback: V::Mask,
@@ -528,7 +530,9 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
         let s_vertex = sq_dd(&v);
         let (s, uncertain) = interior_sum(&self.ab, &v);
         let fallback = V::or(V::andnot(ok, zero.eq(zero)), V::and(inner, uncertain));
-        Half { v, s, s_vertex, inner, end, fallback }
+        let d2dd = div_dd_inv(s, self.l, self.inv_l);
+        let x = Dd { hi: V::select(inner, d2dd.hi, s_vertex.hi), lo: V::select(inner, d2dd.lo, s_vertex.lo) };
+        Half { v, x, zero: V::and(inner, s.hi.eq(zero)), inner, end, fallback }
     }
 
     /// The second half: `d`, `d²`, the region code (0 start, 1 interior,
@@ -538,10 +542,8 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
     #[inline(always)]
     pub(crate) fn distance_end<const FULL: bool>(&self, h: Half<V, D>) -> Ends<V, D> {
         let zero = V::splat(0.0);
-        let Half { v, s, s_vertex, inner, end, mut fallback } = h;
-        let d2dd = div_dd_inv(s, self.l, self.inv_l);
-        let x = Dd { hi: V::select(inner, d2dd.hi, s_vertex.hi), lo: V::select(inner, d2dd.lo, s_vertex.lo) };
-        let (d, d2) = finish(x, V::and(inner, s.hi.eq(zero)));
+        let Half { v, x, zero: is_zero, inner, end, mut fallback } = h;
+        let (d, d2) = finish(x, is_zero);
         let code = V::select(inner, V::splat(1.0), V::select(end, V::splat(2.0), zero));
         let (mut t, mut q) = (zero, self.a);
         if FULL {
