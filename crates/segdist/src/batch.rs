@@ -581,6 +581,7 @@ impl<T: Scalar, const D: usize> Job<'_, T, D> {
         with_block::<D>(|blk| {
             blk.wants_d2 = out.distance_squared.is_some();
             blk.wants_code = out.region.is_some();
+            blk.stream = self.p.len() >= STREAM_MIN;
             // The copies into and out of the block are compiled for the
             // instruction set too (as SSE2 they were a sixth of a routed
             // batch's time).
@@ -614,6 +615,13 @@ impl<T: Scalar, const D: usize> Job<'_, T, D> {
             self.block(blk, m);
             blk.write(out, i, m);
             i += m;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if blk.stream {
+            // Non-temporal stores are weakly ordered: done before anyone
+            // reads the results.
+            // SAFETY: SSE is part of x86-64.
+            unsafe { core::arch::x86_64::_mm_sfence() };
         }
     }
 
@@ -697,6 +705,8 @@ struct Block<const D: usize> {
     /// others).
     wants_d2: bool,
     wants_code: bool,
+    /// Write results with non-temporal stores (see [`STREAM_MIN`]).
+    stream: bool,
     /// The routed pass's columns (one segment, AVX2).
     #[cfg(target_arch = "x86_64")]
     routed: crate::routed::Scratch<D>,
@@ -717,6 +727,7 @@ impl<const D: usize> Block<D> {
             code: [0.0; BLOCK],
             wants_d2: true,
             wants_code: true,
+            stream: false,
             #[cfg(target_arch = "x86_64")]
             routed: crate::routed::Scratch::new(),
         })
@@ -794,19 +805,13 @@ impl<const D: usize> Block<D> {
     #[inline(always)]
     fn write<T: Scalar>(&self, out: &mut Outputs<'_, T, D>, i: usize, m: usize) {
         if let Some(o) = out.distance.as_deref_mut() {
-            for (x, v) in o[i..i + m].iter_mut().zip(&self.d) {
-                *x = T::from_f64(*v);
-            }
+            put_col(&mut o[i..i + m], &self.d[..m], self.stream);
         }
         if let Some(o) = out.distance_squared.as_deref_mut() {
-            for (x, v) in o[i..i + m].iter_mut().zip(&self.d2) {
-                *x = T::from_f64(*v);
-            }
+            put_col(&mut o[i..i + m], &self.d2[..m], self.stream);
         }
         if let Some(o) = out.t.as_deref_mut() {
-            for (x, v) in o[i..i + m].iter_mut().zip(&self.t) {
-                *x = T::from_f64(*v);
-            }
+            put_col(&mut o[i..i + m], &self.t[..m], self.stream);
         }
         if let Some(o) = out.point.as_deref_mut() {
             for (j, x) in o[i..i + m].iter_mut().enumerate() {
@@ -823,6 +828,55 @@ impl<const D: usize> Block<D> {
                 };
             }
         }
+    }
+}
+
+/// Calls with at least this many queries write their `f64` result columns
+/// (distance, squared distance, `t`) with non-temporal stores: at 8 MB a
+/// column and up, the results would push the inputs (and everything else)
+/// out of the cache, and skipping the read of each destination line before
+/// writing it saves memory traffic. One segment, 10M points, one thread:
+/// 2.90 → 2.54 ns a query (two threads: 1.59 → 1.32).
+const STREAM_MIN: usize = 1 << 20;
+
+/// `dst[j] = src[j]` in the caller's type; for `f64` with `stream`, by
+/// non-temporal stores.
+#[inline(always)]
+fn put_col<T: Scalar>(dst: &mut [T], src: &[f64], stream: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if stream && core::any::TypeId::of::<T>() == core::any::TypeId::of::<f64>() {
+        // SAFETY: `T` is `f64`.
+        let dst = unsafe { core::slice::from_raw_parts_mut(dst.as_mut_ptr().cast::<f64>(), dst.len()) };
+        stream_f64(dst, src);
+        return;
+    }
+    let _ = stream;
+    for (x, v) in dst.iter_mut().zip(src) {
+        *x = T::from_f64(*v);
+    }
+}
+
+/// `dst.copy_from_slice(src)` by 16-byte non-temporal stores (SSE2, so any
+/// x86-64; the callers fence once the call's blocks are done).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn stream_f64(dst: &mut [f64], src: &[f64]) {
+    use core::arch::x86_64::{_mm_loadu_pd, _mm_stream_pd};
+    let n = dst.len().min(src.len());
+    let mut j = 0;
+    if n > 0 && !(dst.as_ptr() as usize).is_multiple_of(16) {
+        dst[0] = src[0];
+        j = 1;
+    }
+    while j + 2 <= n {
+        // SAFETY: SSE2 is part of x86-64; `dst[j..j + 2]` is in bounds and
+        // 16-byte aligned (an `f64` slice is 8-byte aligned, and `j` moved
+        // it onto 16), `src[j..j + 2]` in bounds.
+        unsafe { _mm_stream_pd(dst.as_mut_ptr().add(j), _mm_loadu_pd(src.as_ptr().add(j))) };
+        j += 2;
+    }
+    if j < n {
+        dst[j] = src[j];
     }
 }
 

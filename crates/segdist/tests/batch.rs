@@ -182,6 +182,52 @@ fn threads_and_layouts_do_not_change_results() {
     }
 }
 
+/// Calls of 2^20 queries and more write their `f64` columns with
+/// non-temporal stores: the same numbers as smaller calls, into outputs at
+/// any 8-byte alignment, on one thread or several.
+#[test]
+fn large_calls_stream_the_same_results() {
+    let n = (1 << 20) + 5;
+    let mut s = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let p: Vec<[f64; 2]> = (0..n).map(|_| [next(), next()]).collect();
+    let (a, b) = ([0.25, 0.4], [0.75, 0.6]);
+    // Expected: small calls (below the streaming size).
+    let (mut d, mut d2, mut t) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    for k in (0..n).step_by(100_000) {
+        let e = (k + 100_000).min(n);
+        let out = Outputs {
+            distance: Some(&mut d[k..e]),
+            distance_squared: Some(&mut d2[k..e]),
+            t: Some(&mut t[k..e]),
+            ..Outputs::default()
+        };
+        batch::one_to_many(a, b, &p[k..e], out, &Options::default()).unwrap();
+    }
+    for threads in [Some(1), Some(2)] {
+        for offset in [0, 1] {
+            let (mut gd, mut gd2, mut gt) = (vec![0.0; n + 1], vec![0.0; n + 1], vec![0.0; n + 1]);
+            let out = Outputs {
+                distance: Some(&mut gd[offset..offset + n]),
+                distance_squared: Some(&mut gd2[offset..offset + n]),
+                t: Some(&mut gt[offset..offset + n]),
+                ..Outputs::default()
+            };
+            batch::one_to_many(a, b, &p, out, &Options { threads, ..Options::default() }).unwrap();
+            assert!(gd[offset..offset + n] == d[..], "{threads:?} {offset}");
+            assert!(gd2[offset..offset + n] == d2[..] && gt[offset..offset + n] == t[..], "{threads:?} {offset}");
+        }
+    }
+    for (i, pt) in p.iter().enumerate().step_by(9973) {
+        assert_eq!(d[i], Segment::new(a, b).distance(*pt));
+    }
+}
+
 #[test]
 fn length_mismatches_are_errors_and_write_nothing() {
     let p = [[1.0, 2.0], [3.0, 4.0]];
