@@ -9,8 +9,10 @@
 //! The SSE2 and AVX2 lane types are plain arrays with element-wise
 //! operations (see [`Arr`]): the `#[target_feature]` kernels that use them
 //! are vectorised by LLVM. The AVX-512 type ([`Z8`]) is one register with
-//! one intrinsic per operation. Either way each lane gets exactly the IEEE
-//! operation the scalar kernel does, which is what bit-identity rests on.
+//! one intrinsic per operation, and [`Z16`] two of them side by side (two
+//! dependent chains interleaved, for the one-segment sweep). Either way each
+//! lane gets exactly the IEEE operation the scalar kernel does, which is
+//! what bit-identity rests on.
 
 // Element-wise loops over fixed-size arrays are clearest (and vectorise most
 // reliably) as index loops.
