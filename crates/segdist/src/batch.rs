@@ -932,6 +932,8 @@ unsafe fn accurate_avx512<const D: usize, const LINE: bool, const FULL: bool>(bl
     if !LINE && unsafe { one_segment_block::<D, FULL, true>(blk, m) } {
         return;
     }
+    // Sixteen lanes, two interleaved chains of eight (`Z16`): pairs 4.7 ->
+    // 3.3 G cycles on 200k (3D: 9.5 -> 8.5) against one register a vector.
     accurate_shared_or_not::<crate::lanes::Avx512, D, LINE, FULL>(blk, m);
 }
 

@@ -10,7 +10,7 @@
 //! operations (see [`Arr`]): the `#[target_feature]` kernels that use them
 //! are vectorised by LLVM. The AVX-512 type ([`Z8`]) is one register with
 //! one intrinsic per operation, and [`Z16`] two of them side by side (two
-//! dependent chains interleaved, for the one-segment sweep). Either way each
+//! dependent chains interleaved: the AVX-512 build's lane type). Either way each
 //! lane gets exactly the IEEE operation the scalar kernel does, which is
 //! what bit-identity rests on.
 
@@ -199,9 +199,9 @@ pub(crate) struct Arr<const N: usize, const FMA: bool>([f64; N]);
 pub(crate) type Sse2 = Arr<2, false>;
 /// Four lanes for AVX2 + FMA.
 pub(crate) type Avx2 = Arr<4, true>;
-/// Eight lanes for AVX-512 (one register, see [`Z8`]).
+/// Sixteen lanes for AVX-512 (two registers, see [`Z16`]).
 #[cfg(target_arch = "x86_64")]
-pub(crate) type Avx512 = Z8;
+pub(crate) type Avx512 = Z16;
 
 impl<const N: usize, const FMA: bool> Arr<N, FMA> {
     #[inline(always)]
