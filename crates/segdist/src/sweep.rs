@@ -64,6 +64,17 @@ pub(crate) unsafe fn run_avx512<const D: usize, const FULL: bool>(
     }
 }
 
+/// Lanes `j..j + K::N` of the columns `p` (a function, not a closure: a
+/// closure does not take the caller's target features, see `lanes::Z8`).
+#[inline(always)]
+fn load<K: Lanes, const D: usize>(p: &[[f64; BLOCK]; D], j: usize) -> [K; D] {
+    let mut v = [K::splat(0.0); D];
+    for i in 0..D {
+        v[i] = K::load(&p[i][j..]);
+    }
+    v
+}
+
 /// The pass: vector `j + 1`'s first half, then vector `j`'s second half, so
 /// that two vectors' chains are in flight at once.
 #[inline(always)]
@@ -76,19 +87,12 @@ fn pass<K: Lanes, const D: usize, const CHECK: bool, const FULL: bool>(
 ) -> [u64; BLOCK / 64] {
     const { assert!(BLOCK.is_multiple_of(64) && 64 % K::N == 0) };
     let seg = seg.widen::<K>();
-    let load = |j: usize| {
-        let mut v = [K::splat(0.0); D];
-        for i in 0..D {
-            v[i] = K::load(&p[i][j..]);
-        }
-        v
-    };
     let mut rest = [0u64; BLOCK / 64];
-    let mut half = seg.distance_start::<CHECK>(&load(0));
+    let mut half = seg.distance_start::<CHECK>(&load::<K, D>(p, 0));
     let mut j = 0;
     while j < m {
         // (Lanes past `m` hold stale numbers: computed, never read back.)
-        let next = if j + K::N < m { seg.distance_start::<CHECK>(&load(j + K::N)) } else { half };
+        let next = if j + K::N < m { seg.distance_start::<CHECK>(&load::<K, D>(p, j + K::N)) } else { half };
         let e = seg.distance_end::<FULL>(half);
         half = next;
         e.d.store(&mut out.d[j..]);
