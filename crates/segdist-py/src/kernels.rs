@@ -274,13 +274,14 @@ fn signed<'py, T: Scalar + Element>(
 }
 
 /// The instruction set the batch kernels run on here (`"avx512"`,
-/// `"avx2"`, `"sse2"` or `"scalar"`).
+/// `"avx2"`, `"sse2"`, `"neon"` or `"scalar"`).
 #[pyfunction]
 pub fn isa() -> &'static str {
     match Isa::detect() {
         Isa::Avx512 => "avx512",
         Isa::Avx2 => "avx2",
         Isa::Sse2 => "sse2",
+        Isa::Neon => "neon",
         _ => "scalar",
     }
 }

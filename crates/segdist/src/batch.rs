@@ -226,8 +226,12 @@ pub enum Isa {
     /// AVX2 with FMA, 4 lanes (x86-64).
     Avx2,
     /// AVX-512 F, VL, DQ and BW, and POPCNT (x86-64): the accurate kernels
-    /// eight lanes at a time (the fast tier's loops compiled for AVX-512).
+    /// sixteen lanes at a time (the fast tier's loops compiled for AVX-512).
     Avx512,
+    /// NEON (AArch64, where it is always present): the accurate kernels two
+    /// lanes at a time with fused multiply-adds; the fast tier's loops as
+    /// the compiler vectorises them for the baseline.
+    Neon,
 }
 
 impl Isa {
@@ -252,7 +256,9 @@ impl Isa {
                     && std::is_x86_feature_detected!("avx512bw")
                     && std::is_x86_feature_detected!("popcnt")
             }
-            #[cfg(not(target_arch = "x86_64"))]
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => true,
+            #[allow(unreachable_patterns)]
             _ => false,
         }
     }
@@ -265,7 +271,7 @@ impl Isa {
     /// ```
     #[must_use]
     pub fn detect() -> Isa {
-        [Isa::Avx512, Isa::Avx2, Isa::Sse2].into_iter().find(|i| i.is_available()).unwrap_or(Isa::Scalar)
+        [Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Neon].into_iter().find(|i| i.is_available()).unwrap_or(Isa::Scalar)
     }
 }
 
@@ -902,6 +908,8 @@ fn accurate_block<const D: usize, const LINE: bool, const FULL: bool>(blk: &mut 
         Isa::Avx2 => unsafe { accurate_avx2::<D, LINE, FULL>(blk, m) },
         #[cfg(target_arch = "x86_64")]
         Isa::Sse2 => accurate_shared_or_not::<crate::lanes::Sse2, D, LINE, FULL>(blk, m),
+        #[cfg(target_arch = "aarch64")]
+        Isa::Neon => accurate_shared_or_not::<crate::lanes::Neon, D, LINE, FULL>(blk, m),
         _ => {
             for j in 0..m {
                 let (a, b, p) = blk.query(j);

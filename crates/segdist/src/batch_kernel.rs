@@ -315,6 +315,7 @@ pub(crate) fn accurate<V: Lanes, const D: usize, const LINE: bool, const FULL: b
 }
 
 /// [`Shared::distance_start`]'s results, for [`Shared::distance_end`].
+#[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
 pub(crate) struct Half<V: Lanes, const D: usize> {
     v: [Dd<V>; D],
@@ -328,6 +329,7 @@ pub(crate) struct Half<V: Lanes, const D: usize> {
 }
 
 /// [`Shared::distance_end`]'s results (`t` and `q` only with `FULL`).
+#[cfg(target_arch = "x86_64")]
 pub(crate) struct Ends<V: Lanes, const D: usize> {
     pub d: V,
     pub d2: V,
@@ -348,6 +350,7 @@ pub(crate) struct Ends<V: Lanes, const D: usize> {
 /// [`Shared::interior`] and [`Shared::vertex`] run only that region's
 /// operations: the same operations on the same values as in [`accurate`],
 /// hence the scalar kernel's bits.
+#[cfg(target_arch = "x86_64")]
 pub(crate) struct Shared<V: Lanes, const D: usize> {
     a: [V; D],
     b: [V; D],
@@ -362,6 +365,7 @@ pub(crate) struct Shared<V: Lanes, const D: usize> {
 /// multiples of `2^-199` is at least that), inside the scalar kernel's direct
 /// window `[2^-200, 2^200]`: its window tests pass and need not be repeated
 /// per lane.
+#[cfg(target_arch = "x86_64")]
 pub(crate) fn routable(x: f64) -> bool {
     let m = x.abs();
     x == 0.0 || (ROUTABLE_LO..=ROUTABLE_HI).contains(&m)
@@ -369,6 +373,7 @@ pub(crate) fn routable(x: f64) -> bool {
 
 /// Whether every value of `cols` is [`routable`] (what the vectoriser
 /// makes of it: an integer minimum and maximum of the magnitudes' bits).
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn all_routable(cols: &[&[f64]]) -> bool {
     let (mut most, mut least) = (0u64, u64::MAX);
@@ -385,7 +390,9 @@ pub(crate) fn all_routable(cols: &[&[f64]]) -> bool {
 }
 
 /// The bounds of [`routable`].
+#[cfg(target_arch = "x86_64")]
 pub(crate) const ROUTABLE_LO: f64 = 1.0 / (1u128 << 127) as f64 / (1u64 << 20) as f64;
+#[cfg(target_arch = "x86_64")]
 pub(crate) const ROUTABLE_HI: f64 = (1u128 << 127) as f64 * (1u128 << 71) as f64;
 
 /// The margin by which a plain-`f64` estimate of `N = ap·ab` must clear a
@@ -403,8 +410,10 @@ pub(crate) const ROUTABLE_HI: f64 = (1u128 << 127) as f64 * (1u128 << 71) as f64
 /// kernel's own error bounds on `N` and `N − L` (about `2^-99` relative), so
 /// its certified tests pick the same region, and none of its uncertain bands
 /// (which go to the exact path) can hold the lane.
+#[cfg(target_arch = "x86_64")]
 pub(crate) const MARGIN: f64 = 1.0 / (1u64 << 44) as f64;
 
+#[cfg(target_arch = "x86_64")]
 impl<V: Lanes, const D: usize> Shared<V, D> {
     /// `None` unless every coordinate of the segment is [`routable`] and
     /// its length is not zero (then every lane takes [`accurate`]).
@@ -580,6 +589,7 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn lane0<V: Lanes>(v: V) -> f64 {
     let mut x = [0.0; 16];
@@ -642,5 +652,37 @@ mod tests {
     #[test]
     fn one_lane_with_dekker_is_the_scalar_kernel() {
         one_lane::<false>();
+    }
+
+    /// The NEON build's lanes (two, with FMA; `mul_add` is exact in
+    /// software where the CPU has no FMA) give the scalar kernel's bits:
+    /// its operations checked here on any machine.
+    #[test]
+    fn neon_lanes_are_the_scalar_kernel() {
+        use crate::lanes::{Lanes, Neon};
+        let v = inputs();
+        for pair in v.chunks_exact(2) {
+            // Lane l of each coordinate: query l of the pair.
+            let (mut a, mut b, mut p) = ([Neon::splat(0.0); 2], [Neon::splat(0.0); 2], [Neon::splat(0.0); 2]);
+            for k in 0..2 {
+                a[k] = Neon::load(&[pair[0].0[k], pair[1].0[k]]);
+                b[k] = Neon::load(&[pair[0].1[k], pair[1].1[k]]);
+                p[k] = Neon::load(&[pair[0].2[k], pair[1].2[k]]);
+            }
+            let r = accurate::<Neon, 2, false, true>(&a, &b, &p);
+            let fallback = Neon::bits(r.fallback);
+            let (mut d, mut t, mut q0) = ([0.0; 2], [0.0; 2], [0.0; 2]);
+            r.d.store(&mut d);
+            r.t.store(&mut t);
+            r.q[0].store(&mut q0);
+            for (l, (a, b, p)) in pair.iter().enumerate() {
+                if fallback & (1 << l) != 0 {
+                    continue;
+                }
+                let s = kernel::segment(a, b, p);
+                assert_eq!(d[l].to_bits(), s.d.to_bits(), "{a:?} {b:?} {p:?}");
+                assert_eq!((t[l].to_bits(), q0[l].to_bits()), (s.t.to_bits(), s.point[0].to_bits()));
+            }
+        }
     }
 }

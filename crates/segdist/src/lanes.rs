@@ -1,5 +1,5 @@
 //! A few `f64` lanes at a time: the operations the batch kernel needs, for
-//! one lane (tests) and for SSE2, AVX2+FMA and AVX-512 widths.
+//! one lane (tests) and for SSE2, NEON, AVX2+FMA and AVX-512 widths.
 //!
 //! The batch kernel (`batch_kernel.rs`) is written once over this
 //! trait. Every operation is a single IEEE operation (or an exact product), in
@@ -196,9 +196,16 @@ impl<const FMA: bool> Lanes for Scalar1<FMA> {
 pub(crate) struct Arr<const N: usize, const FMA: bool>([f64; N]);
 
 /// Two lanes for SSE2 (no FMA).
+#[cfg(target_arch = "x86_64")]
 pub(crate) type Sse2 = Arr<2, false>;
 /// Four lanes for AVX2 + FMA.
+#[cfg(target_arch = "x86_64")]
 pub(crate) type Avx2 = Arr<4, true>;
+/// Two lanes for NEON (AArch64), with FMA (always there). Also built in the
+/// tests elsewhere, where `mul_add` is exact in software: the same
+/// operations, checked against the scalar kernel on any machine.
+#[cfg(any(target_arch = "aarch64", test))]
+pub(crate) type Neon = Arr<2, true>;
 /// Sixteen lanes for AVX-512 (two registers, see [`Z16`]).
 #[cfg(target_arch = "x86_64")]
 pub(crate) type Avx512 = Z16;

@@ -12,7 +12,7 @@ use common::*;
 use segdist::batch::{self, BatchError, Isa, Options, Outputs, Points, Tier};
 use segdist::{Line, Region, Scalar, Segment};
 
-const ISAS: [Isa; 4] = [Isa::Scalar, Isa::Sse2, Isa::Avx2, Isa::Avx512];
+const ISAS: [Isa; 5] = [Isa::Scalar, Isa::Sse2, Isa::Avx2, Isa::Avx512, Isa::Neon];
 
 fn isas() -> Vec<Isa> {
     let v: Vec<Isa> = ISAS.into_iter().filter(|i| i.is_available()).collect();

@@ -334,10 +334,10 @@ def signed_distance(a, b, p, *, threads: Optional[int] = None):
 
 def isa() -> str:
     """The instruction set the kernels chose on this CPU at run time:
-    ``"avx512"``, ``"avx2"``, ``"sse2"`` or ``"scalar"``.
+    ``"avx512"``, ``"avx2"``, ``"sse2"``, ``"neon"`` or ``"scalar"``.
 
     >>> import segdist
-    >>> segdist.isa() in ("avx512", "avx2", "sse2", "scalar")
+    >>> segdist.isa() in ("avx512", "avx2", "sse2", "neon", "scalar")
     True
     """
     return _segdist.isa()
