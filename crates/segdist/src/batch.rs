@@ -14,6 +14,10 @@
 //!   kernel). [`project`] and [`distances`] allocate for you.
 //! - [`Options`]: tier, segment or line, threads, and (for tests and
 //!   benchmarks) the instruction set.
+//! - Calls of 2^20 queries or more write their `f64` distance, squared
+//!   distance and `t` columns with non-temporal stores (x86-64): results of
+//!   8 MB and up would not stay in the cache anyway, and this saves memory
+//!   traffic. Reading them back right after the call then comes from memory.
 //!
 //! # Example
 //!
