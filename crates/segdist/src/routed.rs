@@ -319,26 +319,11 @@ pub(crate) unsafe fn run_avx2<const D: usize, const FULL: bool>(
     out: Outs<'_, D>,
     wants: Wants,
 ) -> [u64; BLOCK / 64] {
-    // SAFETY: AVX2 and FMA, this function's contract.
-    unsafe { body::<D, FULL>(seg, s, p, m, out, wants) }
-}
-
-/// The pass itself: inlined into [`run_avx2`], whose features its
-/// intrinsics then take.
-#[inline(always)]
-unsafe fn body<const D: usize, const FULL: bool>(
-    seg: &Shared<Avx2, D>,
-    s: &mut Scratch<D>,
-    p: &[[f64; BLOCK]; D],
-    m: usize,
-    out: Outs<'_, D>,
-    wants: Wants,
-) -> [u64; BLOCK / 64] {
     debug_assert!(m <= BLOCK);
-    // SAFETY: the caller's features; every load and store below stays inside
-    // its array (`j + 4 <= BLOCK` as `j < m <= BLOCK` steps by 4, and a route
-    // holds at most `BLOCK` lanes, read and written up to eight at a time
-    // within `ROOM`).
+    // SAFETY: AVX2 and FMA, this function's contract; every load and store
+    // below stays inside its array (`j + 4 <= BLOCK` as `j < m <= BLOCK`
+    // steps by 4, and a route holds at most `BLOCK` lanes, read and written
+    // up to eight at a time within `ROOM`).
     unsafe {
         let (one, zero) = (_mm256_set1_pd(1.0), _mm256_setzero_pd());
         let (va, vbh) = (seg.a_hi(), seg.b_hi());
@@ -354,21 +339,20 @@ unsafe fn body<const D: usize, const FULL: bool>(
         // vertex vector per step while both routes have lanes left: each
         // kernel is one long dependent chain, and two chains side by side
         // keep the core busy (one alone left it waiting on latencies).
-        let kseg = seg;
         let mut uncertain = Avx2::none();
         let (mut ki, mut kv) = (0, 0);
         while ki < count[0] && kv < count[1] {
-            interior_step::<Avx2, D, FULL>(kseg, s, ki, &mut uncertain);
-            vertex_step(kseg, s, kv);
+            interior_step::<Avx2, D, FULL>(seg, s, ki, &mut uncertain);
+            vertex_step(seg, s, kv);
             ki += 4;
             kv += 4;
         }
         while ki < count[0] {
-            interior_step::<Avx2, D, FULL>(kseg, s, ki, &mut uncertain);
+            interior_step::<Avx2, D, FULL>(seg, s, ki, &mut uncertain);
             ki += 4;
         }
         while kv < count[1] {
-            vertex_step(kseg, s, kv);
+            vertex_step(seg, s, kv);
             kv += 4;
         }
 
