@@ -121,20 +121,6 @@ fn div_dd_inv<V: Lanes>(x: Dd<V>, y: Dd<V>, inv: V) -> Dd<V> {
 }
 
 #[inline(always)]
-fn sqrt_dd_rounded<V: Lanes>(x: Dd<V>) -> V {
-    let zero = V::splat(0.0);
-    let r = x.hi.sqrt();
-    let (p, e) = V::two_prod(r, r);
-    let res = x.hi.sub(p).sub(e).add(x.lo);
-    let up = r.bits_inc();
-    let down = r.bits_dec();
-    let go_up = up.sub(r).mul(r).lt(res);
-    let go_down = res.lt(r.sub(down).neg().mul(r));
-    let v = V::select(go_up, up, V::select(go_down, down, r));
-    V::select(x.hi.le(zero), zero, v)
-}
-
-#[inline(always)]
 fn hi_in<V: Lanes, const D: usize>(v: &[Dd<V>; D]) -> V::Mask {
     let (lo, hi, zero) = (V::splat(DIRECT_LO), V::splat(DIRECT_HI), V::splat(0.0));
     let mut ok = zero.eq(zero);
@@ -146,45 +132,83 @@ fn hi_in<V: Lanes, const D: usize>(v: &[Dd<V>; D]) -> V::Mask {
     ok
 }
 
-/// The interior branch's `Σ C_ij²` (the squared cross terms of `ab` and
-/// `ap`, a double-double) and the lanes where the scalar kernel would not
-/// trust it (they go to the exact path there, so they fall back here).
+/// The 3D interior's `Σ C_ij²` (the squared cross terms of `ab` and `ap`,
+/// a double-double) and the lanes where the scalar kernel would not trust
+/// it (they go to the exact path there, so they fall back here).
 #[inline(always)]
 fn interior_sum<V: Lanes, const D: usize>(ab: &[Dd<V>; D], ap: &[Dd<V>; D]) -> (Dd<V>, V::Mask) {
     let zero = V::splat(0.0);
     let two = V::splat(2.0);
     let trust = V::splat(TRUST);
+    let mut sum = Dd { hi: zero, lo: zero };
+    let mut err = zero;
+    let mut any = V::none();
+    let mut tiny = V::none();
+    let c_min = V::splat(C_MIN);
+    for i in 0..D {
+        for j in i + 1..D {
+            let (c, ec) = cross_dd(ab[i], ab[j], ap[i], ap[j]);
+            any = V::or(any, ec.ne(zero));
+            tiny = V::or(tiny, V::and(c.hi.ne(zero), c.hi.abs().lt(c_min)));
+            sum = add_dd(sum, mul_dd(c, c));
+            err = err.add(two.mul(c.hi.abs()).add(ec).mul(ec));
+        }
+    }
+    (sum, V::or(tiny, V::and(any, sum.hi.lt(err.mul(trust)))))
+}
+
+/// [`crate::eft::sqrt_dd_inv`] per lane: `|ab|` as a double-double and an
+/// approximate inverse of its high part.
+#[inline(always)]
+fn sqrt_dd_inv<V: Lanes>(l: Dd<V>, inv_l: V) -> (Dd<V>, V) {
+    let r = l.hi.sqrt();
+    let inv = r.mul(inv_l);
+    let (p, e) = V::two_prod(r, r);
+    let res = l.hi.sub(p).sub(e).add(l.lo);
+    (Dd { hi: r, lo: V::splat(0.5).mul(res.mul(inv)) }, inv)
+}
+
+/// The interior's first part, from `ap`: in 2D the certified cross product
+/// `C` itself, in 3D `d² = Σ C_ij²/L` (double-doubles); and the lanes whose
+/// cross terms the scalar kernel would not trust (they go to its exact path
+/// there, so fall back here). Where `C` or `d²` is exactly zero the scalar
+/// kernel returns `+0` for `d` and `d²` without computing; so do
+/// [`interior_d`] and [`interior_d2`], computing (`0·x` and `0 + 0` are `+0`
+/// there, and `d` takes an absolute value).
+#[inline(always)]
+fn interior_start<V: Lanes, const D: usize>(ab: &[Dd<V>; D], ap: &[Dd<V>; D], l: Dd<V>, inv_l: V) -> (Dd<V>, V::Mask) {
+    let zero = V::splat(0.0);
     if D == 2 {
         let (c, ec) = cross_dd(ab[0], ab[1], ap[0], ap[1]);
         let c_zero = V::and(c.hi.eq(zero), ec.eq(zero));
-        let unc = V::andnot(c_zero, c.hi.abs().lt(trust.mul(ec)));
-        let sq = mul_dd(c, c);
-        (Dd { hi: V::select(c_zero, zero, sq.hi), lo: V::select(c_zero, zero, sq.lo) }, unc)
+        let unc = V::andnot(c_zero, c.hi.abs().lt(V::splat(TRUST).mul(ec)));
+        (c, unc)
     } else {
-        let mut sum = Dd { hi: zero, lo: zero };
-        let mut err = zero;
-        let mut any = V::none();
-        let mut tiny = V::none();
-        let c_min = V::splat(C_MIN);
-        for i in 0..D {
-            for j in i + 1..D {
-                let (c, ec) = cross_dd(ab[i], ab[j], ap[i], ap[j]);
-                any = V::or(any, ec.ne(zero));
-                tiny = V::or(tiny, V::and(c.hi.ne(zero), c.hi.abs().lt(c_min)));
-                sum = add_dd(sum, mul_dd(c, c));
-                err = err.add(two.mul(c.hi.abs()).add(ec).mul(ec));
-            }
-        }
-        (sum, V::or(tiny, V::and(any, sum.hi.lt(err.mul(trust)))))
+        let (s, unc) = interior_sum(ab, ap);
+        (div_dd_inv(s, l, inv_l), unc)
     }
 }
 
-/// `d` (the rounded square root) and `d²` from the chosen double-double
-/// `d²`, both `+0` in the `is_zero` lanes.
+/// The interior's `d` from [`interior_start`]'s `x`: in 2D `|C|/|ab|`
+/// rounded once (`m = |ab|`, `inv_m` from [`sqrt_dd_inv`]), in 3D the
+/// rounded square root of `d²` (see [`crate::eft::sqrt_rounded`]).
 #[inline(always)]
-fn finish<V: Lanes>(x: Dd<V>, is_zero: V::Mask) -> (V, V) {
-    let zero = V::splat(0.0);
-    (V::select(is_zero, zero, sqrt_dd_rounded(x)), V::select(is_zero, zero, x.hi))
+fn interior_d<V: Lanes, const D: usize>(x: Dd<V>, m: Dd<V>, inv_m: V) -> V {
+    if D == 2 {
+        div_dd_inv(x, m, inv_m).hi.abs()
+    } else {
+        x.hi.sqrt()
+    }
+}
+
+/// The interior's `d²` from [`interior_start`]'s `x` (in 2D `C²/L`).
+#[inline(always)]
+fn interior_d2<V: Lanes, const D: usize>(x: Dd<V>, l: Dd<V>, inv_l: V) -> V {
+    if D == 2 {
+        div_dd_inv(mul_dd(x, x), l, inv_l).hi
+    } else {
+        x.hi
+    }
 }
 
 /// `t = N/L` (a double-double) and the closest point `a + t·ab` of an
@@ -285,15 +309,16 @@ pub(crate) fn accurate<V: Lanes, const D: usize, const LINE: bool, const FULL: b
     }
     let s_vertex = sq_dd(&v);
 
-    // Interior: d² = Σ C_ij² / L.
-    let (s, uncertain) = interior_sum(&ab, &ap);
-    fallback = V::or(fallback, V::and(interior, uncertain));
+    // Interior: d² = Σ C_ij² / L, and in 2D d = |C|/|ab|.
     let inv_l = one.div(l.hi);
-    let s_zero = V::and(interior, s.hi.eq(zero));
-    let d2dd = div_dd_inv(s, l, inv_l);
-    // One rounded square root for every region, on the chosen operand.
-    let x = Dd { hi: V::select(interior, d2dd.hi, s_vertex.hi), lo: V::select(interior, d2dd.lo, s_vertex.lo) };
-    let (d, d2) = finish(x, V::or(s_zero, p_is_b));
+    let (x, uncertain) = interior_start(&ab, &ap, l, inv_l);
+    fallback = V::or(fallback, V::and(interior, uncertain));
+    let (m, inv_m) = if D == 2 { sqrt_dd_inv(l, inv_l) } else { (l, inv_l) };
+    let d_in = interior_d::<V, D>(x, m, inv_m);
+    let d2_in = interior_d2::<V, D>(x, l, inv_l);
+    let d_vertex = s_vertex.hi.sqrt();
+    let d = V::select(p_is_b, zero, V::select(interior, d_in, d_vertex));
+    let d2 = V::select(p_is_b, zero, V::select(interior, d2_in, s_vertex.hi));
     let region = V::select(start, zero, V::select(end, two, one));
     if !FULL {
         return Out { d, d2, t: zero, q: *a, region, fallback };
@@ -319,13 +344,16 @@ pub(crate) fn accurate<V: Lanes, const D: usize, const LINE: bool, const FULL: b
 #[derive(Clone, Copy)]
 pub(crate) struct Half<V: Lanes, const D: usize> {
     v: [Dd<V>; D],
-    /// The chosen region's `d²`.
-    x: Dd<V>,
-    /// Interior lanes whose `d²` is zero.
-    zero: V::Mask,
+    /// `|v|²`, the vertex's `d²`.
+    xv: Dd<V>,
+    /// [`interior_start`]'s value (`C` in 2D, `d²` in 3D).
+    xi: Dd<V>,
     inner: V::Mask,
     end: V::Mask,
-    fallback: V::Mask,
+    /// The lanes to recompute, a bit each (bits, not a mask: the masks
+    /// that live from one half to the other are what the eight mask
+    /// registers hold).
+    rest: u32,
 }
 
 /// [`Shared::distance_end`]'s results (`t` and `q` only with `FULL`).
@@ -336,7 +364,8 @@ pub(crate) struct Ends<V: Lanes, const D: usize> {
     pub code: V,
     pub t: V,
     pub q: [V; D],
-    pub fallback: V::Mask,
+    /// The lanes to recompute, a bit each.
+    pub rest: u32,
 }
 
 /// One segment shared by many queries: what depends on the segment alone,
@@ -357,6 +386,9 @@ pub(crate) struct Shared<V: Lanes, const D: usize> {
     ab: [Dd<V>; D],
     l: Dd<V>,
     inv_l: V,
+    /// `|ab|` (used in 2D) and its approximate inverse.
+    m: Dd<V>,
+    inv_m: V,
 }
 
 /// A coordinate the routed pass takes: zero, or `2^-147 <= |x| <= 2^198`.
@@ -443,7 +475,9 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
         }
         let ab = diff(&b, &a);
         let l = sq_dd(&ab);
-        Shared { a, b, ab, l, inv_l: V::splat(1.0).div(l.hi) }
+        let inv_l = V::splat(1.0).div(l.hi);
+        let (m, inv_m) = sqrt_dd_inv(l, inv_l);
+        Shared { a, b, ab, l, inv_l, m, inv_m }
     }
 
     /// `|ab|²` rounded (the high part the scalar kernel compares with).
@@ -487,9 +521,9 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
     #[inline(always)]
     fn interior_parts(&self, p: &[V; D]) -> ([Dd<V>; D], V, V, V::Mask) {
         let ap = diff(p, &self.a);
-        let (s, uncertain) = interior_sum(&self.ab, &ap);
-        let d2dd = div_dd_inv(s, self.l, self.inv_l);
-        let (d, d2) = finish(d2dd, s.hi.eq(V::splat(0.0)));
+        let (x, uncertain) = interior_start(&self.ab, &ap, self.l, self.inv_l);
+        let d = interior_d::<V, D>(x, self.m, self.inv_m);
+        let d2 = interior_d2::<V, D>(x, self.l, self.inv_l);
         (ap, d, d2, uncertain)
     }
 
@@ -523,7 +557,9 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
                 ok = V::and(ok, V::andnot(tiny, x.le(hi)));
             }
             let aph = p[i].sub(self.a[i]);
-            let (t, u) = (aph.mul(self.ab[i].hi), aph.abs().mul(self.ab[i].hi.abs()));
+            // (|fl(x·y)| = fl(|x|·|y|): rounding is symmetric.)
+            let t = aph.mul(self.ab[i].hi);
+            let u = t.abs();
             (n, mag) = if i == 0 { (t, u) } else { (n.add(t), mag.add(u)) };
         }
         let e = mag.mul(margin);
@@ -536,12 +572,10 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
             vtx[i] = V::select(end, self.b[i], self.a[i]);
         }
         let v = diff(p, &vtx);
-        let s_vertex = sq_dd(&v);
-        let (s, uncertain) = interior_sum(&self.ab, &v);
+        let xv = sq_dd(&v);
+        let (xi, uncertain) = interior_start(&self.ab, &v, self.l, self.inv_l);
         let fallback = V::or(V::andnot(ok, zero.eq(zero)), V::and(inner, uncertain));
-        let d2dd = div_dd_inv(s, self.l, self.inv_l);
-        let x = Dd { hi: V::select(inner, d2dd.hi, s_vertex.hi), lo: V::select(inner, d2dd.lo, s_vertex.lo) };
-        Half { v, x, zero: V::and(inner, s.hi.eq(zero)), inner, end, fallback }
+        Half { v, xv, xi, inner, end, rest: V::bits(fallback) }
     }
 
     /// The second half: `d`, `d²`, the region code (0 start, 1 interior,
@@ -549,24 +583,26 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
     /// (also those the scalar kernel would finish on its exact path, for
     /// any of these) have `fallback` set and other fields meaningless.
     #[inline(always)]
-    pub(crate) fn distance_end<const FULL: bool>(&self, h: Half<V, D>) -> Ends<V, D> {
+    pub(crate) fn distance_end<const FULL: bool>(&self, h: Half<V, D>, want_d2: bool) -> Ends<V, D> {
         let zero = V::splat(0.0);
-        let Half { v, x, zero: is_zero, inner, end, mut fallback } = h;
-        let (d, d2) = finish(x, is_zero);
+        let Half { v, xv, xi, inner, end, mut rest } = h;
+        let d_in = interior_d::<V, D>(xi, self.m, self.inv_m);
+        let d = V::select(inner, d_in, xv.hi.sqrt());
+        let d2 = if want_d2 { V::select(inner, interior_d2::<V, D>(xi, self.l, self.inv_l), xv.hi) } else { zero };
         let code = V::select(inner, V::splat(1.0), V::select(end, V::splat(2.0), zero));
         let (mut t, mut q) = (zero, self.a);
         if FULL {
             // `v` is `ap` in the interior lanes.
             let (n, en) = dot_dd(&v, &self.ab);
             let (ti, qi, tq_exact) = t_and_q(&self.a, &self.ab, n, en, self.l, self.inv_l);
-            fallback = V::or(fallback, V::and(inner, tq_exact));
+            rest |= V::bits(V::and(inner, tq_exact));
             let one = V::splat(1.0);
             t = V::select(inner, ti.hi, V::select(end, one, zero));
             for i in 0..D {
                 q[i] = V::select(inner, qi[i], V::select(end, self.b[i], self.a[i]));
             }
         }
-        Ends { d, d2, code, t, q, fallback }
+        Ends { d, d2, code, t, q, rest }
     }
 
     /// The end vertex.
@@ -585,7 +621,7 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
         }
         let v = diff(p, &vtx);
         let s = sq_dd(&v);
-        finish(s, V::none())
+        (s.hi.sqrt(), s.hi)
     }
 }
 

@@ -161,28 +161,41 @@ pub(crate) fn sqrt_dd<A: Arith>(x: Dd) -> Dd {
     Dd::norm(r, c)
 }
 
-/// `sqrt(x)` rounded to a double (faithfully; correctly but for exact ties)
-/// without a division: `r = sqrt(x.hi)` is moved by one ulp when the residual
-/// `x − r²` says the true root lies beyond the midpoint to a neighbour.
-/// Needs `x.hi >= 2^-900` or `x == 0` (the residual's products stay exact).
+/// `sqrt(x)` rounded to a double, faithfully, for a double-double `x >= 0`
+/// within `2^-57·x` of the exact value `x` stands for, no subnormal or
+/// overflow in sight: just the square root of the high part, rounded.
+///
+/// Why that is enough: `h = x.hi` is `x.hi + x.lo` rounded to nearest.
+/// Let `S` be the exact value and `d = sqrt(S)`, in `[2^k, 2^(k+1))`.
+/// `2^2k <= S < 2^(2k+2)`, and `x` is too close to `S` to round past the
+/// midpoints next to these powers of two, so `2^2k <= h <= 2^(2k+2)`:
+/// `sqrt(h)`, and its rounding `r`, lie in `[2^k, 2^(k+1)]`. Then
+/// `sqrt(h) − d = (h − S)/(sqrt(h) + d)`, with `|h − S|` at most half an
+/// ulp of `h` plus `2^-57·S`. With `S < 2^(2k+1)`, half an ulp of `h` is
+/// `2^(2k−53)` over `sqrt(h) + d >= 2^(k+1)`: a quarter of `d`'s ulp
+/// (`2^(k−52)`), plus at most a 32nd from the `2^-57`. With `S` above
+/// `2^(2k+1)`, `2^(2k−52)` over `sqrt(h) + d >= 2√2·2^k`: `0.36` ulp, plus
+/// `0.05`. Rounding adds half an ulp: `r` is less than one ulp from `d` and
+/// in its binade (or its top end), so `r` is one of `d`'s two neighbours
+/// (`d` itself when `d` is a float).
 #[inline(always)]
-pub(crate) fn sqrt_dd_rounded<A: Arith>(x: Dd) -> f64 {
-    if x.hi <= 0.0 {
-        return 0.0;
-    }
-    let r = x.hi.sqrt();
+pub(crate) fn sqrt_rounded(x: Dd) -> f64 {
+    x.hi.sqrt()
+}
+
+/// `sqrt(l)` as a double-double (relative error below `2^-100`) for a
+/// positive double-double `l` inside the direct window, given `inv_l`
+/// (`1/l.hi` rounded), and an approximate `1/sqrt(l).hi` (`sqrt(l).hi ·
+/// inv_l`, relative error below `3u`: enough for [`div_dd_inv`], whose
+/// remainder absorbs it). No division: `l.hi − r²` is exact (Sterbenz), and
+/// the correction `(l − r²)/(2r)` needs only a few correct bits.
+#[inline(always)]
+pub(crate) fn sqrt_dd_inv<A: Arith>(l: Dd, inv_l: f64) -> (Dd, f64) {
+    let r = l.hi.sqrt();
+    let inv = r * inv_l;
     let (p, e) = A::two_prod(r, r);
-    let res = ((x.hi - p) - e) + x.lo; // x − r², to ~2^-100 relative of x
-                                       // sqrt(x) − r ≈ res/(2r); compare with half the gap to each neighbour.
-    let up = f64::from_bits(r.to_bits() + 1);
-    let down = f64::from_bits(r.to_bits() - 1);
-    if res > (up - r) * r {
-        up
-    } else if res < -(r - down) * r {
-        down
-    } else {
-        r
-    }
+    let res = ((l.hi - p) - e) + l.lo;
+    (Dd { hi: r, lo: 0.5 * (res * inv) }, inv)
 }
 
 /// Dot product of double-double vectors whose component products are exact

@@ -24,8 +24,8 @@
 //! [`crate::eft`]).
 
 use crate::eft::{
-    add_dd, cross_dd, div_dd, div_dd_inv, dot_dd, exponent, ldexp, ldexp_dd, mul_dd, pow2, sqrt_dd, sqrt_dd_rounded,
-    two_diff, two_sum, Arith, Dd, Dekker,
+    add_dd, cross_dd, div_dd, div_dd_inv, dot_dd, exponent, ldexp, ldexp_dd, mul_dd, pow2, sqrt_dd, sqrt_dd_inv,
+    sqrt_rounded, two_diff, two_sum, Arith, Dd, Dekker,
 };
 use crate::exact;
 
@@ -206,6 +206,25 @@ enum Direct<const D: usize> {
 /// exact product below is far above `2^-969` (where FMA and Dekker could
 /// differ) and every result is a normal double, so results are read straight
 /// off the double-doubles.
+///
+/// The distance is one rounding of a value within `2^-57.9·d` of the
+/// exact `d`, or the rounded square root of a `d²` within `2^-57` of the
+/// exact one, which is faithful ([`sqrt_rounded`]):
+///
+/// - At a vertex, `d` is the square root of the sum of squares `|v|²`
+///   (within `2^-101` before its rounding).
+/// - In 3D, of `d² = Σ C_ij²/L` (within `2^-57`, the certified cross terms
+///   being within `2^-58`).
+/// - In the 2D interior, `d = |C|/|ab|`, rounded once: the certified `C`
+///   is within `2^-58` (relative) of the exact cross product, `|ab|` (from
+///   [`sqrt_dd_inv`]) within `2^-100`, and [`div_dd_inv`]'s quotient within
+///   `2^-100` of theirs. A value `x` within `2^-57.9·d` of `d`, rounded to
+///   nearest, is faithful: within a binade the rounding adds at most half
+///   an ulp (`u·2^k` for `d` in `[2^k, 2^(k+1))`, while
+///   `2^-57.9·d < 2^-56.9·2^k`), and below `2^k` it cannot fall to the
+///   float under it (`x > 2^k·(1 − 2^-57.9)`, above the midpoint
+///   `2^k·(1 − 2^-54)`). Cheaper than `C²/L` and its root where `d²` is
+///   not asked for (the batch kernels' usual case).
 #[inline(always)]
 fn direct<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
     a: &[f64; D],
@@ -244,15 +263,19 @@ fn direct<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
             return Direct::Done(endpoint_direct::<A, D>(&bp, *b, 1.0, Region::End));
         }
     }
-    // Interior (or the line): d² = Σ C_ij² / L.
-    let s = if D == 2 {
+    // Interior (or the line): d² = Σ C_ij² / L; in 2D d = |C|/|ab| too.
+    let inv_l = 1.0 / l.hi;
+    let (d, d2) = if D == 2 {
         let (c, ec) = cross_dd::<A>(ab[0], ab[1], ap[0], ap[1]);
         if c.hi == 0.0 && ec == 0.0 {
-            Dd::ZERO
+            (0.0, 0.0)
         } else if c.hi.abs() < TRUST * ec {
             return Direct::Exact;
         } else {
-            mul_dd::<A>(c, c)
+            // One rounding of |C|/|ab| (see above).
+            let (m, inv_m) = sqrt_dd_inv::<A>(l, inv_l);
+            let d = div_dd_inv::<A>(c, m, inv_m).hi.abs();
+            (d, div_dd_inv::<A>(mul_dd::<A>(c, c), l, inv_l).hi)
         }
     } else {
         let mut sum = Dd::ZERO;
@@ -272,14 +295,12 @@ fn direct<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
         if any && err * TRUST > sum.hi {
             return Direct::Exact;
         }
-        sum
-    };
-    let inv_l = 1.0 / l.hi;
-    let (d, d2) = if s.hi == 0.0 {
-        (0.0, 0.0)
-    } else {
-        let d2 = div_dd_inv::<A>(s, l, inv_l);
-        (sqrt_dd_rounded::<A>(d2), d2.hi)
+        if sum.hi == 0.0 {
+            (0.0, 0.0)
+        } else {
+            let d2 = div_dd_inv::<A>(sum, l, inv_l);
+            (sqrt_rounded(d2), d2.hi)
+        }
     };
     if !FULL {
         return Direct::Done(Raw { point: [0.0; D], t: 0.0, d, d2, region: Region::Interior });
@@ -324,7 +345,7 @@ fn exact_t_q<const D: usize>(a: &[f64; D], b: &[f64; D], p: &[f64; D], line: boo
 #[inline(always)]
 fn endpoint_direct<A: Arith, const D: usize>(v: &[Dd; D], q: [f64; D], t: f64, region: Region) -> Raw<D> {
     let (s, _) = dot_dd::<A, D>(v, v);
-    Raw { point: q, t, d: sqrt_dd_rounded::<A>(s), d2: s.hi, region }
+    Raw { point: q, t, d: sqrt_rounded(s), d2: s.hi, region }
 }
 
 /// Everything the direct path does not take: wide or mixed magnitudes.

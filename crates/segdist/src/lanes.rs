@@ -36,9 +36,6 @@ pub(crate) trait Lanes: Copy {
     fn neg(self) -> Self;
     /// The exact product `a·b = hi + lo` (no overflow or underflow).
     fn two_prod(a: Self, b: Self) -> (Self, Self);
-    /// The next double up / down by bit pattern (for positive normal values).
-    fn bits_inc(self) -> Self;
-    fn bits_dec(self) -> Self;
     fn lt(self, o: Self) -> Self::Mask;
     fn le(self, o: Self) -> Self::Mask;
     fn eq(self, o: Self) -> Self::Mask;
@@ -127,14 +124,6 @@ impl<const FMA: bool> Lanes for Scalar1<FMA> {
         } else {
             dekker(a, b)
         }
-    }
-    #[inline(always)]
-    fn bits_inc(self) -> Self {
-        Scalar1(f64::from_bits(self.0.to_bits().wrapping_add(1)))
-    }
-    #[inline(always)]
-    fn bits_dec(self) -> Self {
-        Scalar1(f64::from_bits(self.0.to_bits().wrapping_sub(1)))
     }
     #[inline(always)]
     fn lt(self, o: Self) -> bool {
@@ -305,14 +294,6 @@ impl<const N: usize, const FMA: bool> Lanes for Arr<N, FMA> {
         }
     }
     #[inline(always)]
-    fn bits_inc(self) -> Self {
-        self.map(|a| f64::from_bits(a.to_bits().wrapping_add(1)))
-    }
-    #[inline(always)]
-    fn bits_dec(self) -> Self {
-        self.map(|a| f64::from_bits(a.to_bits().wrapping_sub(1)))
-    }
-    #[inline(always)]
     fn lt(self, o: Self) -> [u64; N] {
         self.cmp(o, |a, b| a < b)
     }
@@ -437,16 +418,6 @@ impl Lanes for Z8 {
         }
     }
     #[inline(always)]
-    fn bits_inc(self) -> Self {
-        use core::arch::x86_64::*;
-        Z8(unsafe { _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(self.0), _mm512_set1_epi64(1))) })
-    }
-    #[inline(always)]
-    fn bits_dec(self) -> Self {
-        use core::arch::x86_64::*;
-        Z8(unsafe { _mm512_castsi512_pd(_mm512_sub_epi64(_mm512_castpd_si512(self.0), _mm512_set1_epi64(1))) })
-    }
-    #[inline(always)]
     fn lt(self, o: Self) -> u8 {
         use core::arch::x86_64::*;
         unsafe { _mm512_cmp_pd_mask::<_CMP_LT_OQ>(self.0, o.0) }
@@ -559,14 +530,6 @@ impl Lanes for Z16 {
         let (p0, e0) = Z8::two_prod(a.0, b.0);
         let (p1, e1) = Z8::two_prod(a.1, b.1);
         (Z16(p0, p1), Z16(e0, e1))
-    }
-    #[inline(always)]
-    fn bits_inc(self) -> Self {
-        Z16(self.0.bits_inc(), self.1.bits_inc())
-    }
-    #[inline(always)]
-    fn bits_dec(self) -> Self {
-        Z16(self.0.bits_dec(), self.1.bits_dec())
     }
     #[inline(always)]
     fn lt(self, o: Self) -> u16 {

@@ -5,10 +5,11 @@
 //! 3D, in `f32` and `f64`, in one build. Its accurate tier is **faithfully
 //! rounded for every finite input**: the distance, the squared distance, the
 //! parameter `t` and every coordinate of the closest point are within one ulp
-//! of the value computed exactly from the given floats (in practice almost
-//! always correctly rounded), including for points a hair's breadth from the
-//! segment, UTM-sized coordinates, tiny or huge magnitudes, and zero-length
-//! segments. Its fast tier is the textbook formula, made total.
+//! of the value computed exactly from the given floats (in practice `t`, the
+//! point and interior distances are almost always correctly rounded,
+//! distances to a vertex about nine times in ten), including for points a
+//! hair's breadth from the segment, UTM-sized coordinates, tiny or huge
+//! magnitudes, and zero-length segments. Its fast tier is the textbook formula, made total.
 //!
 //! # Entry points
 //!

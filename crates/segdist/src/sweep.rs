@@ -5,8 +5,9 @@
 //! `N = ap·ab` (placed only with the margin of
 //! [`MARGIN`](crate::batch_kernel::MARGIN), which makes the verdict the
 //! scalar kernel's), then one exact difference from the chosen vertex, both
-//! regions' double-double steps and one rounded square root
-//! ([`Shared::distance_start`], [`Shared::distance_end`]). Lanes the
+//! regions' double-double steps, the vertex's square root and (2D) the
+//! interior's quotient ([`Shared::distance_start`],
+//! [`Shared::distance_end`]). Lanes the
 //! estimate cannot place, with a coordinate outside the routable range, or
 //! that the scalar kernel would finish on its exact path, go to the scalar
 //! kernel afterwards.
@@ -22,7 +23,8 @@
 //! vector's chain interleaved with the first half of the next
 //! (software pipelining). Measured per query on one segment and 200,000
 //! points in cache, distances: routed 10.9 cycles, this pass 8.6 (3D: 20.8
-//! and 18.2).
+//! and 18.2); 6.9 (3D 17.0) since distances take no residual test
+//! (`crate::eft::sqrt_rounded`).
 
 // Index loops over coordinates: clearest here, and no closure (see
 // `lanes::Z8`) stands between the kernels and their target features.
@@ -93,7 +95,7 @@ fn pass<K: Lanes, const D: usize, const CHECK: bool, const FULL: bool>(
     while j < m {
         // (Lanes past `m` hold stale numbers: computed, never read back.)
         let next = if j + K::N < m { seg.distance_start::<CHECK>(&load::<K, D>(p, j + K::N)) } else { half };
-        let e = seg.distance_end::<FULL>(half);
+        let e = seg.distance_end::<FULL>(half, wants.d2);
         half = next;
         e.d.store(&mut out.d[j..]);
         if wants.d2 {
@@ -108,7 +110,7 @@ fn pass<K: Lanes, const D: usize, const CHECK: bool, const FULL: bool>(
                 e.q[i].store(&mut out.q[i][j..]);
             }
         }
-        rest[j / 64] |= u64::from(K::bits(e.fallback)) << (j % 64);
+        rest[j / 64] |= u64::from(e.rest) << (j % 64);
         j += K::N;
     }
     if !m.is_multiple_of(64) {

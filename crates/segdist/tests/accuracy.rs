@@ -124,6 +124,31 @@ fn faithful_on_every_family_3d() {
     run_families::<3>(true);
 }
 
+/// Distances are the rounded square root of a rounded `d²` (or, in the 2D
+/// interior, one rounded quotient): faithful next to powers of two too,
+/// where the ulp changes, on both sides and at them.
+#[test]
+fn faithful_next_to_powers_of_two() {
+    fn run<const D: usize>() -> Vec<String> {
+        let mut failures = Vec::new();
+        for (a, b, p) in binade_edges::<D>() {
+            for res in [check_segment(a, b, p), check_line(a, b, p)] {
+                if let Err(e) = res {
+                    failures.push(format!("[{D}D] {e}"));
+                }
+            }
+        }
+        failures
+    }
+    let failures = [run::<2>(), run::<3>()].concat();
+    assert!(
+        failures.is_empty(),
+        "{} failures, first ones:\n{}",
+        failures.len(),
+        failures[..failures.len().min(12)].join("\n")
+    );
+}
+
 mod prop {
     use super::*;
     use proptest::prelude::*;

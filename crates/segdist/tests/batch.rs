@@ -289,6 +289,49 @@ fn nan_queries_come_out_nan_in_a_batch() {
     }
 }
 
+/// Distances next to powers of two, mixed with ordinary ones in the same
+/// vectors: bit for bit the scalar kernel's, through `pairs` and through
+/// `one_to_many`'s one-segment pass, in both dimensions.
+#[test]
+fn powers_of_two_distances_match_scalar_on_every_isa() {
+    fn run<const D: usize>() {
+        let cases = binade_edges::<D>();
+        // Ordinary points in between, so that the edge lanes share vectors
+        // with lanes that take the plain square root.
+        let mut r = rng(5);
+        let mut p: Vec<[f64; D]> = Vec::new();
+        for c in &cases {
+            p.push(c.2);
+            p.push(std::array::from_fn(|_| rand::Rng::gen_range(&mut r, -2.0..3.0)));
+        }
+        let a: Vec<[f64; D]> = cases.iter().flat_map(|c| [c.0, c.0]).collect();
+        let b: Vec<[f64; D]> = cases.iter().flat_map(|c| [c.1, c.1]).collect();
+        for isa in isas() {
+            for line in [false, true] {
+                let opts = Options { line, tier: Tier::Accurate, threads: Some(1), isa };
+                check_pairs(&a, &b, &p, &opts, "binade edges");
+                // The axis-aligned segment, then the slanted one.
+                for s in [0, 2] {
+                    let mut d = vec![0.0; p.len()];
+                    let mut d2 = vec![0.0; p.len()];
+                    let out = Outputs { distance: Some(&mut d), distance_squared: Some(&mut d2), ..Outputs::default() };
+                    batch::one_to_many(a[s], b[s], &p, out, &opts).unwrap();
+                    let mut d_only = vec![0.0; p.len()];
+                    let out = Outputs { distance: Some(&mut d_only), ..Outputs::default() };
+                    batch::one_to_many(a[s], b[s], &p, out, &opts).unwrap();
+                    for i in 0..p.len() {
+                        let (sd, sd2, _, _, _) = scalar(a[s], b[s], p[i], Tier::Accurate, line);
+                        assert!(same(d[i], sd) && same(d2[i], sd2), "{opts:?} {:?}: {} vs {sd}", p[i], d[i]);
+                        assert!(same(d_only[i], sd), "{opts:?} {:?}: {} vs {sd}", p[i], d_only[i]);
+                    }
+                }
+            }
+        }
+    }
+    run::<2>();
+    run::<3>();
+}
+
 #[test]
 fn distance_only_one_to_many_matches_scalar_on_every_isa() {
     for isa in isas() {

@@ -417,3 +417,52 @@ pub fn to_f32<const D: usize>(c: &Case<D>) -> ([f32; D], [f32; D], [f32; D]) {
     };
     (c.0.map(f), c.1.map(f), c.2.map(f))
 }
+
+/// Distances at, just below and just above powers of two (where the ulp
+/// changes, and a rounded square root of a rounded `d²` would be the first
+/// to stop being faithful, see `eft::sqrt_rounded` in the library), and a
+/// few hundred ulps from them: at both vertices and in the interior, exact
+/// and not, on the segment from the origin to `(1, 0, …)`, then the same
+/// on a slanted one.
+pub fn binade_edges<const D: usize>() -> Vec<Case<D>> {
+    let (a, mut b) = ([0.0; D], [0.0; D]);
+    b[0] = 1.0;
+    let mut slant = [0.0; D];
+    slant[0] = 3.0;
+    slant[1] = 4.0;
+    let steps = (-12i64..=12).chain((240..=270).flat_map(|j| [j, -j]));
+    let mut out = Vec::new();
+    for k in [-90, -20, -1, 0, 1, 5, 40, 90] {
+        let base = 2f64.powi(k).to_bits() as i64;
+        for j in steps.clone() {
+            let x = f64::from_bits((base + j) as u64);
+            let mut points = Vec::new();
+            let mut p = [0.0; D];
+            p[0] = -x;
+            points.push(p); // start, exactly x
+            p[1] = x * 2f64.powi(-30);
+            points.push(p); // start, a hair above x
+            p[0] = -0.6 * x;
+            p[1] = -0.8 * x;
+            points.push(p); // start, about x
+            let mut p = [0.0; D];
+            p[0] = 1.0 + x;
+            points.push(p); // end
+            let mut p = [0.0; D];
+            p[0] = 0.5;
+            p[1] = x;
+            points.push(p); // interior, exactly x
+            p[D - 1] += x * 2f64.powi(-30);
+            points.push(p); // interior, about x
+            for p in points {
+                out.push((a, b, p));
+                // The slanted segment: its interior distances are not exact.
+                let mut ps = p;
+                ps[0] += 1.5;
+                ps[1] += 2.0;
+                out.push((a, slant, ps));
+            }
+        }
+    }
+    out
+}
