@@ -14,6 +14,8 @@
 
 use crate::kernel::{CANCEL, C_MIN, DIRECT_HI, DIRECT_LO, Q_MIN, TRUST, T_MIN};
 use crate::lanes::Lanes;
+#[cfg(target_arch = "x86_64")]
+use crate::routed::Wants;
 
 const ERR_DOT: f64 = crate::eft::ERR_DOT;
 
@@ -177,12 +179,11 @@ fn sqrt_dd_inv<V: Lanes>(l: Dd<V>, inv_l: V) -> (Dd<V>, V) {
 /// there, and `d` takes an absolute value).
 #[inline(always)]
 fn interior_start<V: Lanes, const D: usize>(ab: &[Dd<V>; D], ap: &[Dd<V>; D], l: Dd<V>, inv_l: V) -> (Dd<V>, V::Mask) {
-    let zero = V::splat(0.0);
     if D == 2 {
         let (c, ec) = cross_dd(ab[0], ab[1], ap[0], ap[1]);
-        let c_zero = V::and(c.hi.eq(zero), ec.eq(zero));
-        let unc = V::andnot(c_zero, c.hi.abs().lt(V::splat(TRUST).mul(ec)));
-        (c, unc)
+        // The scalar kernel's test, its `c.hi == 0 && ec == 0` case aside:
+        // with `ec == 0` the comparison is false anyway.
+        (c, c.hi.abs().lt(V::splat(TRUST).mul(ec)))
     } else {
         let (s, unc) = interior_sum(ab, ap);
         (div_dd_inv(s, l, inv_l), unc)
@@ -583,13 +584,13 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
     /// (also those the scalar kernel would finish on its exact path, for
     /// any of these) have `fallback` set and other fields meaningless.
     #[inline(always)]
-    pub(crate) fn distance_end<const FULL: bool>(&self, h: Half<V, D>, want_d2: bool) -> Ends<V, D> {
+    pub(crate) fn distance_end<const FULL: bool>(&self, h: Half<V, D>, wants: Wants) -> Ends<V, D> {
         let zero = V::splat(0.0);
         let Half { v, xv, xi, inner, end, mut rest } = h;
         let d_in = interior_d::<V, D>(xi, self.m, self.inv_m);
         let d = V::select(inner, d_in, xv.hi.sqrt());
-        let d2 = if want_d2 { V::select(inner, interior_d2::<V, D>(xi, self.l, self.inv_l), xv.hi) } else { zero };
-        let code = V::select(inner, V::splat(1.0), V::select(end, V::splat(2.0), zero));
+        let d2 = if wants.d2 { V::select(inner, interior_d2::<V, D>(xi, self.l, self.inv_l), xv.hi) } else { zero };
+        let code = if wants.code { V::select(inner, V::splat(1.0), V::select(end, V::splat(2.0), zero)) } else { zero };
         let (mut t, mut q) = (zero, self.a);
         if FULL {
             // `v` is `ap` in the interior lanes.

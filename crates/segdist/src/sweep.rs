@@ -95,7 +95,7 @@ fn pass<K: Lanes, const D: usize, const CHECK: bool, const FULL: bool>(
     while j < m {
         // (Lanes past `m` hold stale numbers: computed, never read back.)
         let next = if j + K::N < m { seg.distance_start::<CHECK>(&load::<K, D>(p, j + K::N)) } else { half };
-        let e = seg.distance_end::<FULL>(half, wants.d2);
+        let e = seg.distance_end::<FULL>(half, wants);
         half = next;
         e.d.store(&mut out.d[j..]);
         if wants.d2 {
