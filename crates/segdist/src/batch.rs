@@ -620,11 +620,40 @@ impl<T: Scalar, const D: usize> Job<'_, T, D> {
     ) {
         let mut i = 0;
         while i < n {
-            let m = (n - i).min(BLOCK);
+            let mut m = (n - i).min(BLOCK);
+            #[cfg(target_arch = "x86_64")]
+            {
+                blk.direct = None;
+                blk.direct_done = false;
+                // (Taken afresh from `out` for every block: the pointer is
+                // used only until `out` is next written through.)
+                if let Some(dc) = self.direct_column(blk, out) {
+                    // SAFETY: `i < n`, the column's length.
+                    let at = unsafe { dc.at.add(i) };
+                    let misaligned = (at as usize % 64) / 8;
+                    if misaligned != 0 {
+                        // A short block through the columns, up to the
+                        // next 64-byte boundary of the output.
+                        m = m.min(8 - misaligned);
+                    } else if m == BLOCK {
+                        blk.direct = Some(crate::routed::Direct { at, d2: dc.d2 });
+                    }
+                }
+            }
             blk.fill(a, b, p, i, m);
             self.block(blk, m);
-            blk.write(out, i, m);
+            #[cfg(target_arch = "x86_64")]
+            let written = blk.direct_done;
+            #[cfg(not(target_arch = "x86_64"))]
+            let written = false;
+            if !written {
+                blk.write(out, i, m);
+            }
             i += m;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            blk.direct = None;
         }
         #[cfg(target_arch = "x86_64")]
         if blk.stream {
@@ -633,6 +662,39 @@ impl<T: Scalar, const D: usize> Job<'_, T, D> {
             // SAFETY: SSE is part of x86-64.
             unsafe { core::arch::x86_64::_mm_sfence() };
         }
+    }
+
+    /// The caller's output column the AVX-512 sweep writes into directly,
+    /// if this call allows it: accurate tier, one segment, AVX-512, a
+    /// streaming-sized call, `f64` results, and only `d` or only `d²`
+    /// asked for (the other outputs go through the block's columns). Full
+    /// blocks whose output starts on a 64-byte boundary then skip the
+    /// block's column and its copy; a short first block reaches that
+    /// boundary.
+    #[cfg(target_arch = "x86_64")]
+    fn direct_column(&self, blk: &Block<D>, out: &mut Outputs<'_, T, D>) -> Option<crate::routed::Direct> {
+        let one_segment = matches!((&self.a, &self.b), (Src::Fixed(_), Src::Fixed(_)));
+        let f64_out = core::any::TypeId::of::<T>() == core::any::TypeId::of::<f64>();
+        if !(self.isa == Isa::Avx512
+            && self.tier == Tier::Accurate
+            && !self.line
+            && !self.full
+            && one_segment
+            && blk.stream
+            && f64_out
+            && out.t.is_none()
+            && out.point.is_none()
+            && out.region.is_none())
+        {
+            return None;
+        }
+        let (col, d2) = match (out.distance.as_deref_mut(), out.distance_squared.as_deref_mut()) {
+            (Some(c), None) => (c, false),
+            (None, Some(c)) => (c, true),
+            _ => return None,
+        };
+        // (`T` is `f64`: checked above.)
+        Some(crate::routed::Direct { at: col.as_mut_ptr().cast::<f64>(), d2 })
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -717,6 +779,13 @@ struct Block<const D: usize> {
     wants_code: bool,
     /// Write results with non-temporal stores (see [`STREAM_MIN`]).
     stream: bool,
+    /// The caller's column the AVX-512 sweep may write straight into (see
+    /// [`Job::direct_column`]), and whether it did (then the block's
+    /// columns hold nothing to copy out).
+    #[cfg(target_arch = "x86_64")]
+    direct: Option<crate::routed::Direct>,
+    #[cfg(target_arch = "x86_64")]
+    direct_done: bool,
     /// The routed pass's columns (one segment, AVX2).
     #[cfg(target_arch = "x86_64")]
     routed: crate::routed::Scratch<D>,
@@ -738,6 +807,10 @@ impl<const D: usize> Block<D> {
             wants_d2: true,
             wants_code: true,
             stream: false,
+            #[cfg(target_arch = "x86_64")]
+            direct: None,
+            #[cfg(target_arch = "x86_64")]
+            direct_done: false,
             #[cfg(target_arch = "x86_64")]
             routed: crate::routed::Scratch::new(),
         })
@@ -976,7 +1049,15 @@ unsafe fn one_segment_block<const D: usize, const FULL: bool, const AVX512: bool
     let (Some(a), Some(b)) = (blk.fixed_a, blk.fixed_b) else { return false };
     let Some(seg) = batch_kernel::Shared::<crate::lanes::Avx2, D>::new(&a, &b) else { return false };
     let wants = crate::routed::Wants { d2: blk.wants_d2, code: blk.wants_code };
-    let out = crate::routed::Outs { d: &mut blk.d, d2: &mut blk.d2, code: &mut blk.code, t: &mut blk.t, q: &mut blk.q };
+    let direct = if AVX512 && m == BLOCK { blk.direct } else { None };
+    let out = crate::routed::Outs {
+        d: &mut blk.d,
+        d2: &mut blk.d2,
+        code: &mut blk.code,
+        t: &mut blk.t,
+        q: &mut blk.q,
+        direct,
+    };
     // SAFETY: as this function.
     let rest = unsafe {
         if AVX512 {
@@ -985,6 +1066,26 @@ unsafe fn one_segment_block<const D: usize, const FULL: bool, const AVX512: bool
             crate::routed::run_avx2::<D, FULL>(&seg, &mut blk.routed, &blk.p, m, out, wants)
         }
     };
+    if let Some(direct) = direct {
+        if rest.iter().any(|&w| w != 0) {
+            // The non-temporal stores first: the fixes below go to the same
+            // lines.
+            // SAFETY: SSE is part of x86-64.
+            unsafe { core::arch::x86_64::_mm_sfence() };
+        }
+        for (w, mut bits) in rest.into_iter().enumerate() {
+            while bits != 0 {
+                let j = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let (a, b, p) = blk.query(j);
+                let r = scalar_accurate::<D, false, FULL>(&a, &b, &p);
+                // SAFETY: `j < BLOCK`, within the column (see `Direct`).
+                unsafe { direct.at.add(j).write(if direct.d2 { r.d2 } else { r.d }) };
+            }
+        }
+        blk.direct_done = true;
+        return true;
+    }
     for (w, mut bits) in rest.into_iter().enumerate() {
         while bits != 0 {
             let j = w * 64 + bits.trailing_zeros() as usize;

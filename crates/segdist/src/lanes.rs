@@ -27,6 +27,20 @@ pub(crate) trait Lanes: Copy {
     fn load(s: &[f64]) -> Self;
     /// Stores `N` values to `s[..N]`.
     fn store(self, s: &mut [f64]);
+    /// Stores the lanes at `p` with non-temporal stores where the lane type
+    /// has them (plain stores otherwise).
+    ///
+    /// # Safety
+    ///
+    /// `p` must be valid for `N` writes and aligned to the vector's size.
+    unsafe fn stream(self, p: *mut f64) {
+        let mut x = [0.0; 16];
+        self.store(&mut x);
+        for (i, v) in x[..Self::N].iter().enumerate() {
+            // SAFETY: the caller's.
+            unsafe { p.add(i).write(*v) };
+        }
+    }
     fn add(self, o: Self) -> Self;
     fn sub(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
@@ -381,6 +395,12 @@ impl Lanes for Z8 {
         unsafe { core::arch::x86_64::_mm512_storeu_pd(s.as_mut_ptr(), self.0) }
     }
     #[inline(always)]
+    unsafe fn stream(self, p: *mut f64) {
+        // (The caller's safety conditions: `p` valid for 8 writes, 64-byte
+        // aligned.)
+        unsafe { core::arch::x86_64::_mm512_stream_pd(p, self.0) }
+    }
+    #[inline(always)]
     fn add(self, o: Self) -> Self {
         Z8(unsafe { core::arch::x86_64::_mm512_add_pd(self.0, o.0) })
     }
@@ -496,6 +516,14 @@ impl Lanes for Z16 {
         let (lo, hi) = s[..16].split_at_mut(8);
         self.0.store(lo);
         self.1.store(hi);
+    }
+    #[inline(always)]
+    unsafe fn stream(self, p: *mut f64) {
+        // SAFETY: the caller's: 16 values from a 64-byte aligned `p`.
+        unsafe {
+            self.0.stream(p);
+            self.1.stream(p.add(8));
+        }
     }
     #[inline(always)]
     fn add(self, o: Self) -> Self {

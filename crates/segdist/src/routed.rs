@@ -292,6 +292,16 @@ pub(crate) struct Wants {
     pub code: bool,
 }
 
+/// A result column the AVX-512 sweep writes straight into the caller's
+/// output (non-temporal stores) instead of the block's column: `d`, or
+/// `d²` if `d2`. `at` points at the block's first query, valid for
+/// [`BLOCK`] writes and 64-byte aligned.
+#[derive(Clone, Copy)]
+pub(crate) struct Direct {
+    pub at: *mut f64,
+    pub d2: bool,
+}
+
 /// The block's outputs, as the batch driver holds them (`t` and `q` are
 /// written only with `FULL`).
 pub(crate) struct Outs<'a, const D: usize> {
@@ -300,6 +310,8 @@ pub(crate) struct Outs<'a, const D: usize> {
     pub code: &'a mut [f64; BLOCK],
     pub t: &'a mut [f64; BLOCK],
     pub q: &'a mut [[f64; BLOCK]; D],
+    /// The sweep's direct column, if any (the routed pass takes none).
+    pub direct: Option<Direct>,
 }
 
 /// Runs a block's `m` queries (coordinate columns `p`) into `out`; returns

@@ -98,12 +98,22 @@ fn pass<K: Lanes, const D: usize, const CHECK: bool, const FULL: bool>(
         let next = if j + K::N < m { seg.distance_start::<CHECK>(&load::<K, D>(p, j + K::N)) } else { half };
         let e = seg.distance_end::<FULL>(half, wants);
         half = next;
-        e.d.store(&mut out.d[j..]);
-        if wants.d2 {
-            e.d2.store(&mut out.d2[j..]);
-        }
-        if wants.code {
-            e.code.store(&mut out.code[j..]);
+        if let Some(direct) = out.direct {
+            // Stores spread over the pass: written as a burst after it, the
+            // block's column cost 0.35 ns a query at 10M points.
+            let col = if direct.d2 { e.d2 } else { e.d };
+            // SAFETY: `direct.at` is valid for `BLOCK` writes and 64-byte
+            // aligned (see `Direct`), and `j + K::N <= BLOCK`, `j` a
+            // multiple of `K::N` (eight or sixteen).
+            unsafe { col.stream(direct.at.add(j)) };
+        } else {
+            e.d.store(&mut out.d[j..]);
+            if wants.d2 {
+                e.d2.store(&mut out.d2[j..]);
+            }
+            if wants.code {
+                e.code.store(&mut out.code[j..]);
+            }
         }
         if FULL {
             e.t.store(&mut out.t[j..]);

@@ -195,8 +195,21 @@ fn large_calls_stream_the_same_results() {
         s ^= s << 17;
         (s >> 11) as f64 / (1u64 << 53) as f64
     };
-    let p: Vec<[f64; 2]> = (0..n).map(|_| [next(), next()]).collect();
     let (a, b) = ([0.25, 0.4], [0.75, 0.6]);
+    // Now and then a point the vector kernels leave to the scalar one: on
+    // the perpendicular at a vertex (no margin for the region estimate),
+    // or with a coordinate below their range.
+    let p: Vec<[f64; 2]> = (0..n)
+        .map(|i| match i % 997 {
+            0 => {
+                let s = next();
+                [0.25 - 0.2 * s, 0.4 + 0.5 * s]
+            }
+            1 => [0.75 - 0.02, 0.6 + 0.05],
+            2 => [1e-300, next()],
+            _ => [next(), next()],
+        })
+        .collect();
     // Expected: small calls (below the streaming size).
     let (mut d, mut d2, mut t) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     for k in (0..n).step_by(100_000) {
@@ -223,8 +236,22 @@ fn large_calls_stream_the_same_results() {
             assert!(gd2[offset..offset + n] == d2[..] && gt[offset..offset + n] == t[..], "{threads:?} {offset}");
         }
     }
-    for (i, pt) in p.iter().enumerate().step_by(9973) {
-        assert_eq!(d[i], Segment::new(a, b).distance(*pt));
+    // Distances only, or squared distances only (written straight from
+    // the AVX-512 pass where it runs), at every 8-byte alignment.
+    for threads in [Some(1), Some(2)] {
+        for offset in 0..8 {
+            let mut gd = vec![0.0; n + 8];
+            let out = Outputs { distance: Some(&mut gd[offset..offset + n]), ..Outputs::default() };
+            batch::one_to_many(a, b, &p, out, &Options { threads, ..Options::default() }).unwrap();
+            assert!(gd[offset..offset + n] == d[..], "distances {threads:?} {offset}");
+            let out = Outputs { distance_squared: Some(&mut gd[offset..offset + n]), ..Outputs::default() };
+            batch::one_to_many(a, b, &p, out, &Options { threads, ..Options::default() }).unwrap();
+            assert!(gd[offset..offset + n] == d2[..], "squared distances {threads:?} {offset}");
+        }
+    }
+    let s = Segment::new(a, b);
+    for (i, pt) in p.iter().enumerate().filter(|(i, _)| i % 997 < 3 || i % 9973 == 0) {
+        assert_eq!((d[i], d2[i]), (s.distance(*pt), s.distance_squared(*pt)), "{pt:?}");
     }
 }
 
