@@ -18,9 +18,10 @@ use rstar::RTree;
 use segdist::Segment2;
 use segdist_index::{Index2, IndexBuilder, Polyline, QueryOptions};
 
-use crate::report::{interleaved, median, Record};
+use crate::report::{interleaved_sustained, median, Record};
 
 type Seg = [[f64; 2]; 2];
+
 type RItem = GeomWithData<RLine<[f64; 2]>, usize>;
 
 /// M random segments of length 0.001–0.01 in the unit square.
@@ -151,7 +152,7 @@ fn record(workload: &str, imp: &'static str, n: usize, threads: usize, secs: f64
 
 /// Nearest segment over `segs` for `pts`: segdist-index (1 thread and all
 /// cores), rstar, parry, and brute force on a sample.
-fn nearest_workload(name: &str, segs: &[Seg], pts: &[[f64; 2]], reps: usize, out: &mut Vec<Record>) {
+fn nearest_workload(name: &str, segs: &[Seg], pts: &[[f64; 2]], (reps, turn): (usize, f64), out: &mut Vec<Record>) {
     let n = pts.len();
     let cores = rayon::current_num_threads();
     let b_ours = build_ms(reps, || Index2::from_segments(segs).expect("finite"));
@@ -175,8 +176,9 @@ fn nearest_workload(name: &str, segs: &[Seg], pts: &[[f64; 2]], reps: usize, out
     let one = QueryOptions { threads: 1, ..Default::default() };
     let all = QueryOptions { threads: cores, ..Default::default() };
     let bf_n = if n >= 100_000 { 40 } else { 10 };
-    let times = interleaved(
+    let times = interleaved_sustained(
         reps,
+        turn,
         &mut [
             &mut || {
                 black_box(index.nearest_many(pts, &one));
@@ -215,7 +217,7 @@ fn nearest_workload(name: &str, segs: &[Seg], pts: &[[f64; 2]], reps: usize, out
 }
 
 /// k = 5 nearest and radius queries: segdist-index against rstar.
-fn knn_and_radius(segs: &[Seg], pts: &[[f64; 2]], radius: f64, reps: usize, out: &mut Vec<Record>) {
+fn knn_and_radius(segs: &[Seg], pts: &[[f64; 2]], radius: f64, (reps, turn): (usize, f64), out: &mut Vec<Record>) {
     let n = pts.len();
     let index = Index2::from_segments(segs).expect("finite");
     let tree = rstar_tree(segs);
@@ -223,8 +225,9 @@ fn knn_and_radius(segs: &[Seg], pts: &[[f64; 2]], radius: f64, reps: usize, out:
     let cores = rayon::current_num_threads();
     let one = QueryOptions { threads: 1, ..Default::default() };
     let all = QueryOptions { threads: cores, ..Default::default() };
-    let times = interleaved(
+    let times = interleaved_sustained(
         reps,
+        turn,
         &mut [
             &mut || {
                 for p in pts {
@@ -272,7 +275,7 @@ fn knn_and_radius(segs: &[Seg], pts: &[[f64; 2]], radius: f64, reps: usize, out:
 
 /// Linear referencing on one long polyline: segdist's `Polyline` against
 /// the scan of every segment that shapely's `line_locate_point` does.
-fn locate_workload(vertices: usize, n: usize, reps: usize, out: &mut Vec<Record>) {
+fn locate_workload(vertices: usize, n: usize, (reps, turn): (usize, f64), out: &mut Vec<Record>) {
     let mut r = ChaCha8Rng::seed_from_u64(41);
     let mut v = [0.0, 0.0];
     let mut heading = 0.0f64;
@@ -300,8 +303,9 @@ fn locate_workload(vertices: usize, n: usize, reps: usize, out: &mut Vec<Record>
         let along: f64 = line[..=best.0].windows(2).map(|w| Segment2::new(w[0], w[0]).distance(w[1])).sum();
         along + best.2 * Segment2::new(line[best.0], line[best.0]).distance(line[best.0 + 1])
     };
-    let times = interleaved(
+    let times = interleaved_sustained(
         reps,
+        turn,
         &mut [
             &mut || {
                 black_box(route.locate_many(&pts, &one));
@@ -331,7 +335,9 @@ fn locate_workload(vertices: usize, n: usize, reps: usize, out: &mut Vec<Record>
 }
 
 pub fn run(quick: bool) {
-    let (m, n, reps) = if quick { (100_000, 100_000, 1) } else { (100_000, 1_000_000, 3) };
+    // Repetitions, and the least time each implementation's turn lasts
+    // (see `interleaved_sustained`).
+    let (m, n, reps) = if quick { (100_000, 100_000, (1, 0.05)) } else { (100_000, 1_000_000, (3, 1.0)) };
     let mut out = Vec::new();
 
     let segs = uniform_segments(m, 1);

@@ -48,6 +48,37 @@ pub fn interleaved(reps: usize, fns: &mut [&mut dyn FnMut()]) -> Vec<f64> {
     times.into_iter().map(|mut v| median(&mut v)).collect()
 }
 
+/// [`interleaved`], each closure's turn repeated until it has run for
+/// `min_secs` (at least once), its time per call the mean over the turn.
+///
+/// For workloads whose calls are much shorter than their peers' loops (an
+/// indexed batch of 0.1 s beside a peer's 1.8 s loop of single queries):
+/// on this machine a call that follows seconds of single-core work runs at
+/// a lower clock for a while (after 1.8 s of a pure integer spin, the
+/// next 0.12 s batch took 168 ns a query against 122 after a short pause),
+/// which a peer's long loop averages out and a short call does not. Turns
+/// of the same length put every implementation in the same steady state.
+pub fn interleaved_sustained(reps: usize, min_secs: f64, fns: &mut [&mut dyn FnMut()]) -> Vec<f64> {
+    let mut times = vec![Vec::with_capacity(reps); fns.len()];
+    for f in fns.iter_mut() {
+        f(); // warm up
+    }
+    for _ in 0..reps {
+        for (i, f) in fns.iter_mut().enumerate() {
+            // As in `interleaved`: rayon's idle workers go to sleep first.
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            let t = Instant::now();
+            let mut calls = 0u32;
+            while calls == 0 || t.elapsed().as_secs_f64() < min_secs {
+                f();
+                calls += 1;
+            }
+            times[i].push(t.elapsed().as_secs_f64() / f64::from(calls));
+        }
+    }
+    times.into_iter().map(|mut v| median(&mut v)).collect()
+}
+
 pub fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
