@@ -620,6 +620,7 @@ impl<T: Scalar, const D: usize> Job<'_, T, D> {
     ) {
         let mut i = 0;
         while i < n {
+            #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
             let mut m = (n - i).min(BLOCK);
             #[cfg(target_arch = "x86_64")]
             {

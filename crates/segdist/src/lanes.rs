@@ -33,6 +33,7 @@ pub(crate) trait Lanes: Copy {
     /// # Safety
     ///
     /// `p` must be valid for `N` writes and aligned to the vector's size.
+    #[cfg(target_arch = "x86_64")]
     unsafe fn stream(self, p: *mut f64) {
         let mut x = [0.0; 16];
         self.store(&mut x);
