@@ -30,22 +30,7 @@ impl Record {
 /// Runs every closure `reps` times, interleaved, and returns the median
 /// seconds of each.
 pub fn interleaved(reps: usize, fns: &mut [&mut dyn FnMut()]) -> Vec<f64> {
-    let mut times = vec![Vec::with_capacity(reps); fns.len()];
-    for f in fns.iter_mut() {
-        f(); // warm up
-    }
-    for _ in 0..reps {
-        for (i, f) in fns.iter_mut().enumerate() {
-            // Let the previous closure's rayon workers stop spinning and sleep:
-            // on a 2-core machine they would otherwise steal time from a
-            // single-threaded measurement that follows.
-            std::thread::sleep(std::time::Duration::from_millis(10));
-            let t = Instant::now();
-            f();
-            times[i].push(t.elapsed().as_secs_f64());
-        }
-    }
-    times.into_iter().map(|mut v| median(&mut v)).collect()
+    interleaved_sustained(reps, 0.0, fns)
 }
 
 /// [`interleaved`], each closure's turn repeated until it has run for
@@ -65,7 +50,9 @@ pub fn interleaved_sustained(reps: usize, min_secs: f64, fns: &mut [&mut dyn FnM
     }
     for _ in 0..reps {
         for (i, f) in fns.iter_mut().enumerate() {
-            // As in `interleaved`: rayon's idle workers go to sleep first.
+            // Let the previous closure's rayon workers stop spinning and sleep:
+            // on a 2-core machine they would otherwise steal time from a
+            // single-threaded measurement that follows.
             std::thread::sleep(std::time::Duration::from_millis(10));
             let t = Instant::now();
             let mut calls = 0u32;
