@@ -625,7 +625,6 @@ impl<T: Scalar, const D: usize> Job<'_, T, D> {
             #[cfg(target_arch = "x86_64")]
             {
                 blk.direct = None;
-                blk.direct_done = false;
                 // (Taken afresh from `out` for every block: the pointer is
                 // used only until `out` is next written through.)
                 if let Some(dc) = self.direct_column(blk, out) {
@@ -641,12 +640,18 @@ impl<T: Scalar, const D: usize> Job<'_, T, D> {
                     }
                 }
             }
+            #[cfg(target_arch = "x86_64")]
+            let offered = blk.direct.is_some();
+            #[cfg(not(target_arch = "x86_64"))]
+            let offered = false;
             blk.fill(a, b, p, i, m);
             self.block(blk, m);
+            // The sweep takes the column it writes (a segment it cannot
+            // take leaves it): only then is there nothing to copy out.
             #[cfg(target_arch = "x86_64")]
-            let written = blk.direct_done;
+            let written = offered && blk.direct.is_none();
             #[cfg(not(target_arch = "x86_64"))]
-            let written = false;
+            let written = offered;
             if !written {
                 blk.write(out, i, m);
             }
@@ -781,12 +786,10 @@ struct Block<const D: usize> {
     /// Write results with non-temporal stores (see [`STREAM_MIN`]).
     stream: bool,
     /// The caller's column the AVX-512 sweep may write straight into (see
-    /// [`Job::direct_column`]), and whether it did (then the block's
-    /// columns hold nothing to copy out).
+    /// [`Job::direct_column`]); the sweep takes it when it does (then the
+    /// block's columns hold nothing to copy out).
     #[cfg(target_arch = "x86_64")]
     direct: Option<crate::routed::Direct>,
-    #[cfg(target_arch = "x86_64")]
-    direct_done: bool,
     /// The routed pass's columns (one segment, AVX2).
     #[cfg(target_arch = "x86_64")]
     routed: crate::routed::Scratch<D>,
@@ -810,8 +813,6 @@ impl<const D: usize> Block<D> {
             stream: false,
             #[cfg(target_arch = "x86_64")]
             direct: None,
-            #[cfg(target_arch = "x86_64")]
-            direct_done: false,
             #[cfg(target_arch = "x86_64")]
             routed: crate::routed::Scratch::new(),
         })
@@ -1050,7 +1051,8 @@ unsafe fn one_segment_block<const D: usize, const FULL: bool, const AVX512: bool
     let (Some(a), Some(b)) = (blk.fixed_a, blk.fixed_b) else { return false };
     let Some(seg) = batch_kernel::Shared::<crate::lanes::Avx2, D>::new(&a, &b) else { return false };
     let wants = crate::routed::Wants { d2: blk.wants_d2, code: blk.wants_code };
-    let direct = if AVX512 && m == BLOCK { blk.direct } else { None };
+    // Taken, so that the caller sees the column was written (see `blocks`).
+    let direct = if AVX512 { blk.direct.take() } else { None };
     let out = crate::routed::Outs {
         d: &mut blk.d,
         d2: &mut blk.d2,
@@ -1067,32 +1069,23 @@ unsafe fn one_segment_block<const D: usize, const FULL: bool, const AVX512: bool
             crate::routed::run_avx2::<D, FULL>(&seg, &mut blk.routed, &blk.p, m, out, wants)
         }
     };
-    if let Some(direct) = direct {
-        if rest.iter().any(|&w| w != 0) {
-            // The non-temporal stores first: the fixes below go to the same
-            // lines.
-            // SAFETY: SSE is part of x86-64.
-            unsafe { core::arch::x86_64::_mm_sfence() };
-        }
-        for (w, mut bits) in rest.into_iter().enumerate() {
-            while bits != 0 {
-                let j = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                let (a, b, p) = blk.query(j);
-                let r = scalar_accurate::<D, false, FULL>(&a, &b, &p);
-                // SAFETY: `j < BLOCK`, within the column (see `Direct`).
-                unsafe { direct.at.add(j).write(if direct.d2 { r.d2 } else { r.d }) };
-            }
-        }
-        blk.direct_done = true;
-        return true;
+    if direct.is_some() && rest.iter().any(|&w| w != 0) {
+        // The non-temporal stores first: the fixes below go to the same
+        // lines.
+        // SAFETY: SSE is part of x86-64.
+        unsafe { core::arch::x86_64::_mm_sfence() };
     }
     for (w, mut bits) in rest.into_iter().enumerate() {
         while bits != 0 {
             let j = w * 64 + bits.trailing_zeros() as usize;
             bits &= bits - 1;
             let (a, b, p) = blk.query(j);
-            blk.put(j, &scalar_accurate::<D, false, FULL>(&a, &b, &p));
+            let r = scalar_accurate::<D, false, FULL>(&a, &b, &p);
+            match direct {
+                // SAFETY: `j < BLOCK`, within the column (see `Direct`).
+                Some(dc) => unsafe { dc.at.add(j).write(if dc.d2 { r.d2 } else { r.d }) },
+                None => blk.put(j, &r),
+            }
         }
     }
     true

@@ -572,18 +572,14 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
     /// `d²` (when asked for), the region code (0 start, 1 interior, 2 end,
     /// when asked for) and, with `FULL`, `t` and the closest point: the same
     /// IEEE operations as [`Shared::interior`] and [`Shared::vertex`], hence
-    /// the scalar kernel's bits. Flagged lanes
-    /// (also those the scalar kernel would finish on its exact path, for
-    /// any of these) have `fallback` set and other fields meaningless.
+    /// the scalar kernel's bits. Flagged lanes (also those the scalar
+    /// kernel would finish on its exact path, for any of these) have their
+    /// bit set in `rest` and other fields meaningless.
     #[inline(always)]
     pub(crate) fn distance_end<const FULL: bool>(&self, h: Half<V, D>, wants: Wants) -> Ends<V, D> {
         let zero = V::splat(0.0);
         let Half { p, inner, end, mut rest } = h;
-        let mut vtx = self.a;
-        for i in 0..D {
-            vtx[i] = V::select(end, self.b[i], self.a[i]);
-        }
-        let v = diff(&p, &vtx);
+        let v = self.vertex_diff(&p, end);
         let xv = sq_dd(&v);
         let (xi, uncertain) = interior_start(&self.ab, &v, self.l, self.inv_l);
         rest |= V::bits(V::and(inner, uncertain));
@@ -616,13 +612,18 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
     /// the `end` lanes, the start in the others.
     #[inline(always)]
     pub(crate) fn vertex(&self, p: &[V; D], end: V::Mask) -> (V, V) {
+        let s = sq_dd(&self.vertex_diff(p, end));
+        (s.hi.sqrt(), s.hi)
+    }
+
+    /// `p − b` (exact) in the `end` lanes, `p − a` in the others.
+    #[inline(always)]
+    fn vertex_diff(&self, p: &[V; D], end: V::Mask) -> [Dd<V>; D] {
         let mut vtx = self.a;
         for i in 0..D {
             vtx[i] = V::select(end, self.b[i], self.a[i]);
         }
-        let v = diff(p, &vtx);
-        let s = sq_dd(&v);
-        (s.hi.sqrt(), s.hi)
+        diff(p, &vtx)
     }
 }
 
