@@ -151,7 +151,8 @@ impl<const D: usize> Index<D> {
         if points.is_empty() {
             return Answers::in_order(Vec::new(), opts.threads);
         }
-        // Every pass but the radix sort runs on all the workers.
+        // Every pass runs on all the workers (the radix sort and the inverse
+        // permutation too: on one thread they kept two from scaling).
         with_threads(
             opts.threads,
             || self.nearest_sorted(points, opts, map, runner_up, true),
@@ -241,11 +242,7 @@ impl<const D: usize> Index<D> {
             results = big_vec_of(None, sorted.len());
             run((&sorted, &mut results));
         }
-        let mut at = big_vec_of(0u32, order.len());
-        for (i, &o) in order.iter().enumerate() {
-            at[o as usize] = i as u32;
-        }
-        Answers { at, found: results, threads: opts.threads }
+        Answers { at: inverse(&order, par), found: results, threads: opts.threads }
     }
 
     /// The `k` nearest segments to every point (each list nearest first,
@@ -489,9 +486,13 @@ impl<const D: usize> Index<D> {
         } else {
             keyed.extend(points.iter().enumerate().map(key));
         }
-        radix_sort_high(&mut keyed, bits);
+        radix_sort_high(&mut keyed, bits, par);
         let mut order = big_vec(keyed.len());
-        order.extend(keyed.iter().map(|&k| k as u32));
+        if par {
+            order.par_extend(keyed.par_iter().map(|&k| k as u32));
+        } else {
+            order.extend(keyed.iter().map(|&k| k as u32));
+        }
         order
     }
 }
@@ -624,6 +625,40 @@ fn prefetch<T>(x: &T) {
     let _ = x;
 }
 
+/// The inverse of the permutation `order` of `0..order.len()`:
+/// `at[order[i]] = i`, on all the workers where `par` (random writes: on
+/// one thread this pass alone kept two threads from scaling).
+fn inverse(order: &[u32], par: bool) -> Vec<u32> {
+    let n = order.len();
+    let mut at = big_vec_of(0u32, n);
+    if !par {
+        for (i, &o) in order.iter().enumerate() {
+            at[o as usize] = i as u32;
+        }
+        return at;
+    }
+    /// The output, written by several workers at once.
+    struct Out(*mut u32);
+    // SAFETY: the workers write disjoint elements (`order` is a
+    // permutation), and `at` outlives them (`for_each` returns after all).
+    unsafe impl Sync for Out {}
+    let out = Out(at.as_mut_ptr());
+    const PIECE: usize = 1 << 16;
+    order.par_chunks(PIECE).enumerate().for_each(|(c, piece)| {
+        let out = &out;
+        for (j, &o) in piece.iter().enumerate() {
+            // An out-of-range entry (never made by `curve_order`) is
+            // skipped rather than written out of bounds.
+            if (o as usize) < n {
+                // SAFETY: in bounds (checked); no other worker writes
+                // element `o` (a permutation has each value once).
+                unsafe { *out.0.add(o as usize) = (c * PIECE + j) as u32 };
+            }
+        }
+    });
+    at
+}
+
 /// The bounding box of the finite coordinates of `points`.
 fn bounding_box<const D: usize>(points: &[[f64; D]]) -> ([f64; D], [f64; D]) {
     let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
@@ -637,31 +672,66 @@ fn bounding_box<const D: usize>(points: &[[f64; D]]) -> ([f64; D], [f64; D]) {
 }
 
 /// Sorts `v` stably by bits `32..32 + bits` (a key above 32-bit positions),
-/// least significant digit first. Hand-written: a comparison sort took a
-/// quarter of a batch's time, and no well-kept crate sorts `u64` by a
-/// bit range.
-fn radix_sort_high(v: &mut Vec<u64>, bits: u32) {
+/// least significant digit first, each pass over pieces of `v` on all the
+/// workers where `par` (a piece's counts and its share of each digit's
+/// room, pieces in order: still stable). Hand-written: a comparison sort
+/// took a quarter of a batch's time, and no well-kept crate sorts `u64` by
+/// a bit range.
+fn radix_sort_high(v: &mut Vec<u64>, bits: u32, par: bool) {
     const DIGIT: u32 = 11;
+    const DIGITS: usize = 1 << DIGIT;
     if v.len() < 1 << 12 {
         v.sort_unstable();
         return;
     }
-    let mut tmp = big_vec_of(0u64, v.len());
+    let n = v.len();
+    let pieces = if par { rayon::current_num_threads().clamp(1, 64) } else { 1 };
+    let piece = n.div_ceil(pieces);
+    let mut tmp = big_vec_of(0u64, n);
+    /// The output of a pass, written by several workers at once.
+    struct Out(*mut u64);
+    // SAFETY: the workers write disjoint elements (each its own share of
+    // every digit's room), and the buffer outlives them.
+    unsafe impl Sync for Out {}
     let mut shift = 32;
     while shift < 32 + bits {
-        let mut count = vec![0usize; 1 << DIGIT];
-        let digit = |x: u64| ((x >> shift) & ((1 << DIGIT) - 1)) as usize;
-        for &x in v.iter() {
-            count[digit(x)] += 1;
-        }
+        let digit = |x: u64| ((x >> shift) & (DIGITS as u64 - 1)) as usize;
+        let count = |p: &[u64]| {
+            let mut c = vec![0usize; DIGITS];
+            for &x in p {
+                c[digit(x)] += 1;
+            }
+            c
+        };
+        let mut counts: Vec<Vec<usize>> =
+            if par { v.par_chunks(piece).map(count).collect() } else { v.chunks(piece).map(count).collect() };
+        // Each piece's first place for each digit: digits in order, and
+        // within a digit, pieces in order.
         let mut sum = 0;
-        for c in &mut count {
-            (*c, sum) = (sum, sum + *c);
+        for d in 0..DIGITS {
+            for c in &mut counts {
+                (c[d], sum) = (sum, sum + c[d]);
+            }
         }
-        for &x in v.iter() {
-            let d = digit(x);
-            tmp[count[d]] = x;
-            count[d] += 1;
+        let out = Out(tmp.as_mut_ptr());
+        let scatter = |(p, mut at): (&[u64], Vec<usize>)| {
+            let out = &out;
+            for &x in p {
+                let d = digit(x);
+                // Within bounds: the places of all digits of all pieces
+                // are a permutation of 0..n.
+                if at[d] < n {
+                    // SAFETY: in bounds (checked), and no other piece
+                    // writes this place.
+                    unsafe { *out.0.add(at[d]) = x };
+                }
+                at[d] += 1;
+            }
+        };
+        if par {
+            v.par_chunks(piece).zip(counts).for_each(scatter);
+        } else {
+            v.chunks(piece).zip(counts).for_each(scatter);
         }
         std::mem::swap(v, &mut tmp);
         shift += DIGIT;
@@ -684,5 +754,45 @@ pub(crate) fn with_threads<R: Send>(
             // No threads to be had: the answer is the same on one.
             Err(_) => serial(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn radix_sort_is_a_stable_sort_on_every_number_of_workers() {
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(21);
+        for (n, bits) in [(5000, 13), (100_000, 22), (70_001, 32)] {
+            // Few distinct keys: stability shows in the low 32 bits.
+            let keys: Vec<u64> = (0..n).map(|i| (r.gen_range(0..1u64 << bits.min(12)) << 32) | i as u64).collect();
+            let mut want = keys.clone();
+            want.sort_by_key(|k| k >> 32);
+            for threads in [1, 2, 3] {
+                let sort = |par| {
+                    let mut got = keys.clone();
+                    radix_sort_high(&mut got, bits, par);
+                    got
+                };
+                let got = with_threads(threads, || sort(true), || sort(false));
+                assert_eq!(got, want, "{n} keys, {threads} threads");
+            }
+        }
+    }
+
+    #[test]
+    fn inverse_undoes_the_permutation() {
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(22);
+        let n = 200_000u32;
+        let mut order: Vec<u32> = (0..n).collect();
+        for i in (1..order.len()).rev() {
+            order.swap(i, r.gen_range(0..=i));
+        }
+        for par in [false, true] {
+            let at = inverse(&order, par);
+            assert!(order.iter().enumerate().all(|(i, &o)| at[o as usize] == i as u32));
+        }
     }
 }
