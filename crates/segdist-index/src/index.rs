@@ -744,11 +744,21 @@ unsafe fn sift_avx512<const D: usize>(g: &mut Group<D>, p: &[f64; D], limit: f64
     let best = unsafe { scan_avx512(g, p) };
     let cut2 = g.cut2(best, limit);
     let cv = _mm512_set1_pd(cut2);
+    // SAFETY: a chunk of `d2` holds eight numbers.
+    let pass = |d2: &[f64; B]| unsafe { _mm512_cmp_pd_mask::<_CMP_LE_OQ>(_mm512_loadu_pd(d2.as_ptr()), cv) };
+    if g.d2.len() <= 8 {
+        // Up to 64 lanes: every chunk's mask in one word, so that "more
+        // than one" and "the first" are one test each (no per-chunk tally).
+        let mut all = 0u64;
+        for (i, d2) in g.d2.iter().enumerate() {
+            all |= u64::from(pass(d2)) << (8 * i);
+        }
+        let first = if all == 0 { usize::MAX } else { all.trailing_zeros() as usize };
+        return (cut2, all & all.wrapping_sub(1) != 0, first);
+    }
     let (mut many, mut first) = (false, usize::MAX);
     for (i, d2) in g.d2.iter().enumerate() {
-        // SAFETY: a chunk of `d2` holds eight numbers.
-        let mask = unsafe { _mm512_cmp_pd_mask::<_CMP_LE_OQ>(_mm512_loadu_pd(d2.as_ptr()), cv) };
-        (many, first) = tally(u32::from(mask), i, many, first);
+        (many, first) = tally(u32::from(pass(d2)), i, many, first);
     }
     (cut2, many, first)
 }
