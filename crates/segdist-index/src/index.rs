@@ -301,11 +301,6 @@ impl<const D: usize> Found<D> {
     fn before(&self, other: &Self) -> bool {
         (self.proj.distance, self.id) < (other.proj.distance, other.id)
     }
-
-    /// [`before`](Self::before) as an ordering (distances are never NaN).
-    fn order(&self, other: &Self) -> std::cmp::Ordering {
-        (self.proj.distance, self.id).partial_cmp(&(other.proj.distance, other.id)).unwrap_or(std::cmp::Ordering::Equal)
-    }
 }
 
 /// Room on the stack of nodes to visit: at most `B` per level of a tree
@@ -343,6 +338,13 @@ struct Evals<const D: usize> {
     b: Vec<[f64; D]>,
     p: Vec<[f64; D]>,
     out: segdist::batch::Projections<f64, D>,
+    /// The ranking of a k-nearest or radius search: `(distance, id, j)`
+    /// of the evaluated pairs, the distance by its bits (distances are
+    /// never negative nor NaN, so the bits order as the numbers: integer
+    /// compares), then the answers in order, kept between queries (no
+    /// allocation per query).
+    ranks: Vec<(u64, u64, u32)>,
+    found: Vec<Found<D>>,
 }
 
 impl<const D: usize> Evals<D> {
@@ -1034,8 +1036,7 @@ impl<const D: usize> Index<D> {
         if k == 0 {
             return Vec::new();
         }
-        let found = with_scratch(|s| self.search(&p, Want::Nearest(k), max_distance, s));
-        found.iter().map(|f| self.hit(f)).collect()
+        with_scratch(|s| self.search(&p, Want::Nearest(k), max_distance, s).iter().map(|f| self.hit(f)).collect())
     }
 
     /// Every segment at distance `<= radius` from `p` (the exact distance,
@@ -1054,8 +1055,7 @@ impl<const D: usize> Index<D> {
     /// ```
     #[must_use]
     pub fn within(&self, p: [f64; D], radius: f64) -> Vec<Hit<D>> {
-        let found = with_scratch(|s| self.search(&p, Want::All, radius, s));
-        found.iter().map(|f| self.hit(f)).collect()
+        with_scratch(|s| self.search(&p, Want::All, radius, s).iter().map(|f| self.hit(f)).collect())
     }
 
     /// The public form of a search result.
@@ -1358,16 +1358,22 @@ impl<const D: usize> Index<D> {
     /// the tie rule.
     #[inline]
     fn found(&self, slot: u32, proj: Projection<f64, D>) -> Found<D> {
+        Found { slot, id: self.id(slot), proj, runner_up: 0.0 }
+    }
+
+    /// The id of the tie rule of the segment in `slot`: `(feature, local)`
+    /// as one number.
+    #[inline]
+    fn id(&self, slot: u32) -> u64 {
         let (i, t) = (slot as usize, &self.topology);
-        let id = u64::from(t.feature[i] & !MULTI_PART) << 32 | u64::from(t.local[i]);
-        Found { slot, id, proj, runner_up: 0.0 }
+        u64::from(t.feature[i] & !MULTI_PART) << 32 | u64::from(t.local[i])
     }
 
     /// The k-nearest and radius searches: every candidate that survives the
     /// final bound, evaluated and ranked.
-    pub(crate) fn search(&self, p: &[f64; D], want: Want, limit: f64, s: &mut Scratch) -> Vec<Found<D>> {
+    pub(crate) fn search<'s>(&self, p: &[f64; D], want: Want, limit: f64, s: &'s mut Scratch) -> &'s [Found<D>] {
         let Some(st) = self.traverse(p, want, limit, None, s) else {
-            return Vec::new();
+            return &[];
         };
         self.rank(p, want, limit, st.bound, s)
     }
@@ -1379,17 +1385,17 @@ impl<const D: usize> Index<D> {
     /// only) is a guess at the k-th distance that saves work when right. The
     /// fast scan of all candidates at once stands in for the walk down the
     /// tree.
-    pub(crate) fn search_in_group(
+    pub(crate) fn search_in_group<'s>(
         &self,
         p: &[f64; D],
         want: Want,
         limit: f64,
         near: f64,
         g: &mut Group<D>,
-        s: &mut Scratch,
-    ) -> Vec<Found<D>> {
+        s: &'s mut Scratch,
+    ) -> &'s [Found<D>] {
         if g.count == 0 || p.iter().any(|c| !c.is_finite()) || limit.is_nan() || limit < 0.0 {
-            return Vec::new();
+            return &[];
         }
         scan_group(g, p);
         let m = g.m;
@@ -1429,7 +1435,10 @@ impl<const D: usize> Index<D> {
     /// (with a lower bound on their distance each; every segment that may be
     /// in the answer among them) and `bound` (no answer is farther),
     /// evaluated and ranked.
-    fn rank(&self, p: &[f64; D], want: Want, limit: f64, bound: f64, s: &mut Scratch) -> Vec<Found<D>> {
+    /// The answers are left in this thread's scratch buffers: the caller
+    /// converts them (a `Vec` of them a query was a third of a radius
+    /// batch, with the sort moving whole answers and the allocations).
+    fn rank<'s>(&self, p: &[f64; D], want: Want, limit: f64, bound: f64, s: &'s mut Scratch) -> &'s [Found<D>] {
         let cut = bound * (1.0 + SLACK);
         s.cands.retain(|c| c.0 <= cut);
         let keep = match want {
@@ -1437,17 +1446,27 @@ impl<const D: usize> Index<D> {
             Want::All => usize::MAX,
         };
         // Every survivor is evaluated, by the batch kernel (the scalar
-        // kernel's bits, several at a time), then ranked.
+        // kernel's bits, several at a time), then ranked by (distance, id):
+        // ids are unique, so the order is total.
         let ev = evals_of::<D>(&mut s.evals);
         ev.project(self, p, &s.cands);
-        let mut found: Vec<Found<D>> = (0..s.cands.len())
-            .map(|j| self.found(s.cands[j].1, ev.get(j)))
+        ev.ranks.clear();
+        for (j, &(_, slot)) in s.cands.iter().enumerate() {
+            let d = ev.out.distance[j];
             // (Never NaN: the query point is finite.)
-            .filter(|f| f.proj.distance <= limit)
-            .collect();
-        found.sort_unstable_by(Found::order);
-        found.truncate(keep);
-        found
+            if d <= limit {
+                // (`+ 0.0` makes a zero positive, should one be -0.)
+                ev.ranks.push(((d + 0.0).to_bits(), self.id(slot), j as u32));
+            }
+        }
+        ev.ranks.sort_unstable();
+        ev.ranks.truncate(keep);
+        ev.found.clear();
+        for &(_, _, j) in &ev.ranks {
+            let f = self.found(s.cands[j as usize].1, ev.get(j as usize));
+            ev.found.push(f);
+        }
+        &ev.found
     }
 
     /// Walks the tree, leaving in `s.cands` every segment that may be in the
