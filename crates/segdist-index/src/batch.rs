@@ -246,7 +246,9 @@ impl<const D: usize> Index<D> {
             results = big_vec_of(None, sorted.len());
             run((&sorted, &mut results));
         }
-        Answers { at: inverse(&order, par), found: results, threads: opts.threads }
+        // SAFETY: `curve_order` sorts the positions 0..n: a permutation.
+        let at = unsafe { inverse(&order, par) };
+        Answers { at, found: results, threads: opts.threads }
     }
 
     /// The `k` nearest segments to every point (each list nearest first,
@@ -638,7 +640,11 @@ fn prefetch<T>(x: &T) {
 /// The inverse of the permutation `order` of `0..order.len()`:
 /// `at[order[i]] = i`, on all the workers where `par` (random writes: on
 /// one thread this pass alone kept two threads from scaling).
-fn inverse(order: &[u32], par: bool) -> Vec<u32> {
+///
+/// # Safety
+/// `order` must hold each value at most once (a permutation, as
+/// `curve_order` makes): the workers write element `order[i]` unlocked.
+unsafe fn inverse(order: &[u32], par: bool) -> Vec<u32> {
     let n = order.len();
     let mut at = big_vec_of(0u32, n);
     if !par {
@@ -649,8 +655,8 @@ fn inverse(order: &[u32], par: bool) -> Vec<u32> {
     }
     /// The output, written by several workers at once.
     struct Out(*mut u32);
-    // SAFETY: the workers write disjoint elements (`order` is a
-    // permutation), and `at` outlives them (`for_each` returns after all).
+    // SAFETY: the workers write disjoint elements (this function's
+    // contract), and `at` outlives them (`for_each` returns after all).
     unsafe impl Sync for Out {}
     let out = Out(at.as_mut_ptr());
     const PIECE: usize = 1 << 16;
@@ -661,7 +667,7 @@ fn inverse(order: &[u32], par: bool) -> Vec<u32> {
             // skipped rather than written out of bounds.
             if (o as usize) < n {
                 // SAFETY: in bounds (checked); no other worker writes
-                // element `o` (a permutation has each value once).
+                // element `o` (this function's contract).
                 unsafe { *out.0.add(o as usize) = (c * PIECE + j) as u32 };
             }
         }
@@ -801,7 +807,8 @@ mod tests {
             order.swap(i, r.gen_range(0..=i));
         }
         for par in [false, true] {
-            let at = inverse(&order, par);
+            // SAFETY: a permutation, shuffled above.
+            let at = unsafe { inverse(&order, par) };
             assert!(order.iter().enumerate().all(|(i, &o)| at[o as usize] == i as u32));
         }
     }
