@@ -1462,9 +1462,9 @@ impl<const D: usize> Index<D> {
         ev.ranks.sort_unstable();
         ev.ranks.truncate(keep);
         ev.found.clear();
-        for &(_, _, j) in &ev.ranks {
-            let f = self.found(s.cands[j as usize].1, ev.get(j as usize));
-            ev.found.push(f);
+        for &(_, id, j) in &ev.ranks {
+            let (slot, proj) = (s.cands[j as usize].1, ev.get(j as usize));
+            ev.found.push(Found { slot, id, proj, runner_up: 0.0 });
         }
         &ev.found
     }
