@@ -218,7 +218,7 @@ impl<const D: usize> Index<D> {
                             Pick::Only { slot, runner_up } => {
                                 pending.push(self, p, slot, runner_up, next);
                                 hint = Some(slot);
-                                answers.push(slot);
+                                push_new(&mut answers, slot);
                                 next += 1;
                                 continue;
                             }
@@ -227,7 +227,7 @@ impl<const D: usize> Index<D> {
                     };
                     if let Some(f) = &f {
                         hint = Some(f.slot);
-                        answers.push(f.slot);
+                        push_new(&mut answers, f.slot);
                     }
                     out[next] = f.map(map);
                     next += 1;
@@ -682,6 +682,18 @@ unsafe fn inverse(order: &[u32], par: bool) -> Vec<u32> {
         }
     });
     at
+}
+
+/// Appends `slot` unless it repeats the last one: neighbouring points
+/// mostly share their answer, and `reach_of` skips repeats anyway, at a
+/// search through the list (and a mispredicted branch) each.
+#[inline(always)]
+fn push_new(answers: &mut Vec<u32>, slot: u32) {
+    // Written, then kept or not: a branch here mispredicts as often as
+    // the one it saves in `reach_of`.
+    let repeat = answers.last() == Some(&slot);
+    answers.push(slot);
+    answers.truncate(answers.len() - usize::from(repeat));
 }
 
 /// The bounding box of the finite coordinates of `points`.
