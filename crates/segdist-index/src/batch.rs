@@ -639,11 +639,36 @@ fn prefetch<T>(x: &T) {
 
 /// A buffer written by several workers at once, each to elements no other
 /// touches (what makes that so is said where one is made).
-struct Shared<T>(*mut T);
+struct Shared<T> {
+    ptr: *mut T,
+    len: usize,
+}
 
 // SAFETY: only used for writes to disjoint elements of a buffer that
 // outlives the workers (see the uses).
 unsafe impl<T: Send> Sync for Shared<T> {}
+
+impl<T: Copy> Shared<T> {
+    /// Over the elements of `buf`, which must outlive every write.
+    fn new(buf: &mut [T]) -> Self {
+        Shared { ptr: buf.as_mut_ptr(), len: buf.len() }
+    }
+
+    /// Writes `x` at `i`; an `i` out of range (which the callers never
+    /// make) is skipped rather than written out of bounds.
+    ///
+    /// # Safety
+    /// No other worker writes element `i` meanwhile, and the buffer is
+    /// still alive.
+    #[inline(always)]
+    unsafe fn set(&self, i: usize, x: T) {
+        if i < self.len {
+            // SAFETY: in bounds (checked); alone on this element and the
+            // buffer alive (this function's contract).
+            unsafe { *self.ptr.add(i) = x };
+        }
+    }
+}
 
 /// The inverse of the permutation `order` of `0..order.len()`:
 /// `at[order[i]] = i`, on all the workers where `par` (random writes: on
@@ -667,18 +692,14 @@ unsafe fn inverse(order: &[u32], par: bool) -> Vec<u32> {
     }
     // The workers write disjoint elements (this function's contract), and
     // `at` outlives them (`for_each` returns after all).
-    let out = Shared(at.as_mut_ptr());
+    let out = Shared::new(&mut at);
     const PIECE: usize = 1 << 16;
     order.par_chunks(PIECE).enumerate().for_each(|(c, piece)| {
         let out = &out;
         for (j, &o) in piece.iter().enumerate() {
-            // An out-of-range entry (never made by `curve_order`) is
-            // skipped rather than written out of bounds.
-            if (o as usize) < n {
-                // SAFETY: in bounds (checked); no other worker writes
-                // element `o` (this function's contract).
-                unsafe { *out.0.add(o as usize) = (c * PIECE + j) as u32 };
-            }
+            // SAFETY: no other worker writes element `o` (this function's
+            // contract); `at` outlives the workers.
+            unsafe { out.set(o as usize, (c * PIECE + j) as u32) };
         }
     });
     at
@@ -747,18 +768,15 @@ fn radix_sort_high(v: &mut Vec<u64>, bits: u32, par: bool) {
         }
         // The workers write disjoint elements (each its own share of every
         // digit's room), and the buffer outlives them.
-        let out = Shared(tmp.as_mut_ptr());
+        let out = Shared::new(&mut tmp);
         let scatter = |(p, mut at): (&[u64], Vec<usize>)| {
             let out = &out;
             for &x in p {
                 let d = digit(x);
-                // Within bounds: the places of all digits of all pieces
-                // are a permutation of 0..n.
-                if at[d] < n {
-                    // SAFETY: in bounds (checked), and no other piece
-                    // writes this place.
-                    unsafe { *out.0.add(at[d]) = x };
-                }
+                // SAFETY: the places of all digits of all pieces are a
+                // permutation of 0..n: no other piece writes this one;
+                // `tmp` outlives the workers.
+                unsafe { out.set(at[d], x) };
                 at[d] += 1;
             }
         };
