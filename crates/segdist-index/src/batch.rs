@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use crate::index::{Found, Group, Index, Pending, Pick, Scratch, Want};
+use crate::index::{Chosen, Found, Group, Index, Pick, Resolver, Scratch, Want, NO_SLOT};
 use crate::mem::{big_vec, big_vec_of};
 use crate::Hit;
 
@@ -40,14 +40,6 @@ const GROUP_LEAVES: usize = 64;
 /// Beyond this many candidate segments likewise.
 const GROUP_SEGMENTS: usize = 256;
 
-/// Group answers evaluated together (see `Pending`): enough to keep the
-/// batch kernel's lanes busy, few enough to stay in the first-level cache.
-const PENDING: usize = 128;
-
-/// How far ahead answers are read when put back in input order: enough
-/// misses in flight to cover memory latency.
-const AHEAD: usize = 16;
-
 /// Queries per unit of parallel work: large enough that a chunk's first
 /// query, which starts without a hint, is a small part of it.
 const CHUNK: usize = 2048;
@@ -72,7 +64,7 @@ impl<const D: usize> Index<D> {
     /// ```
     #[must_use]
     pub fn nearest_many(&self, points: &[[f64; D]], opts: &QueryOptions) -> Vec<Option<crate::Hit<D>>> {
-        self.nearest_in_order(points, opts, &|f| self.hit(&f), false).to_vec()
+        self.nearest_in_order(points, opts, &|f| self.hit(&f), false).into_vec()
     }
 
     /// [`nearest_many`](Self::nearest_many), each answer with a lower bound
@@ -100,17 +92,13 @@ impl<const D: usize> Index<D> {
         points: &[[f64; D]],
         opts: &QueryOptions,
     ) -> Vec<Option<(crate::Hit<D>, f64)>> {
-        self.nearest_in_order(points, opts, &|f| (self.hit(&f), f.runner_up), true).to_vec()
+        self.nearest_in_order(points, opts, &|f| (self.hit(&f), f.runner_up), true).into_vec()
     }
 
     /// The nearest segment to every point, mapped by `map` (run on the
-    /// search's threads, in the order it visits the points: lookups keyed
-    /// by the answer, such as attributes of the segment's feature, then
-    /// stay in cache), and left in that order: read in input order through
-    /// [`Answers::get`] or [`Answers::iter`], or copied into it by
-    /// [`Answers::to_vec`]. Answers as [`nearest_many`](Self::nearest_many),
-    /// without its copy into input order where the caller converts the
-    /// answers anyway (into columns, say).
+    /// search's threads, in input order), in input order: answers as
+    /// [`nearest_many`](Self::nearest_many), converted as they are made
+    /// (into what a caller keeps of them, say) rather than after.
     ///
     /// ```
     /// use segdist_index::{Index, QueryOptions};
@@ -139,13 +127,13 @@ impl<const D: usize> Index<D> {
         &self,
         points: &[[f64; D]],
         opts: &QueryOptions,
-        map: &(dyn Fn(Found<D>) -> R + Sync),
+        map: &(impl Fn(Found<D>) -> R + Sync),
         runner_up: bool,
     ) -> Answers<R> {
         // Positions are held as u32: beyond that, batch by batch.
         const MAX: usize = 1 << 31;
         if points.len() > MAX {
-            let mut all = Answers::in_order(Vec::new(), opts.threads);
+            let mut all = Answers { found: Vec::new() };
             for part in points.chunks(MAX) {
                 let a = self.nearest_in_order(part, opts, map, runner_up);
                 all.found.extend(a.iter());
@@ -153,10 +141,10 @@ impl<const D: usize> Index<D> {
             return all;
         }
         if points.is_empty() {
-            return Answers::in_order(Vec::new(), opts.threads);
+            return Answers { found: Vec::new() };
         }
-        // Every pass runs on all the workers (the radix sort and the inverse
-        // permutation too: on one thread they kept two from scaling).
+        // Every pass runs on all the workers (the radix sort and the scatter
+        // into input order too: on one thread they kept two from scaling).
         with_threads(
             opts.threads,
             || self.nearest_sorted(points, opts, map, runner_up, true),
@@ -170,16 +158,22 @@ impl<const D: usize> Index<D> {
         &self,
         points: &[[f64; D]],
         opts: &QueryOptions,
-        map: &(dyn Fn(Found<D>) -> R + Sync),
+        map: &(impl Fn(Found<D>) -> R + Sync),
         runner_up: bool,
         par: bool,
     ) -> Answers<R> {
         let (order, sorted) = self.in_curve_order(points, par);
-        let run = |(chunk, out): (&[[f64; D]], &mut [Option<R>])| {
+        let n = sorted.len();
+        let limit = opts.max_distance;
+        // The search keeps each point's segment (and runner-up bound), in a
+        // buffer that stays in cache; those go back into input order, and
+        // the answers are made there, in order. (Whole answers kept in
+        // curve order, then copied into input order, cost 140 against 110
+        // ns a query: 1M points, one thread.)
+        let run = |chunk: &[[f64; D]], slots: &mut [u32], ups: &mut [f64]| {
             let mut scratch = Scratch::default();
             let mut leaves = Vec::with_capacity(GROUP_LEAVES);
             let mut cands = Group::default();
-            let mut pending = Pending::default();
             let mut next = 0;
             let mut hint: Option<u32> = None;
             // The last group's answers, and the segments among them.
@@ -203,7 +197,7 @@ impl<const D: usize> Index<D> {
                 }
                 let shared = hint.is_some() && {
                     let bbox = bounding_box(group);
-                    let u = self.reach_of(group, &bbox, &answers, &mut near).min(opts.max_distance);
+                    let u = self.reach_of(group, &bbox, &answers, &mut near).min(limit);
                     self.share(&bbox, u, &mut leaves, &mut cands, &mut scratch)
                 };
                 answers.clear();
@@ -211,44 +205,71 @@ impl<const D: usize> Index<D> {
                     size = if shared { (size * 2).min(GROUP) } else { (size / 2).max(1) };
                 }
                 for p in group {
-                    let f = match hint {
+                    let picked = match hint {
                         // (The group's box holds every finite point of it.)
-                        Some(_) if shared => match self.nearest_in_group(p, opts.max_distance, &mut cands, runner_up) {
-                            Pick::Done(f) => f,
-                            Pick::Only { slot, runner_up } => {
-                                pending.push(self, p, slot, runner_up, next);
-                                hint = Some(slot);
-                                push_new(&mut answers, slot);
-                                next += 1;
-                                continue;
-                            }
+                        // A lone candidate is the answer if within the
+                        // limit, which the `Resolver` checks.
+                        Some(_) if shared => match self.nearest_in_group(p, limit, &mut cands, runner_up) {
+                            Pick::Done(f) => f.map(|f| (f.slot, f.runner_up)),
+                            Pick::Only { slot, runner_up } => Some((slot, runner_up)),
                         },
-                        _ => self.nearest_found(p, opts.max_distance, hint, &mut scratch),
+                        _ => self.nearest_found(p, limit, hint, &mut scratch).map(|f| (f.slot, f.runner_up)),
                     };
-                    if let Some(f) = &f {
-                        hint = Some(f.slot);
-                        push_new(&mut answers, f.slot);
+                    if let Some((slot, up)) = picked {
+                        hint = Some(slot);
+                        push_new(&mut answers, slot);
+                        slots[next] = slot;
+                        if let Some(u) = ups.get_mut(next) {
+                            *u = up;
+                        }
                     }
-                    out[next] = f.map(map);
                     next += 1;
-                }
-                if pending.len() >= PENDING || rest.is_empty() {
-                    pending.flush(self, opts.max_distance, |at, f| out[at] = f.map(map));
                 }
             }
         };
-        let mut results: Vec<Option<R>>;
+        let mut slots: Vec<u32> = big_vec_of(NO_SLOT, n);
+        let mut ups: Vec<f64> = if runner_up { big_vec_of(0.0, n) } else { Vec::new() };
         if par {
-            results = big_vec(sorted.len());
-            results.par_extend((0..sorted.len()).into_par_iter().map(|_| None));
-            sorted.par_chunks(CHUNK).zip(results.par_chunks_mut(CHUNK)).for_each(run);
+            let up_chunks: Vec<&mut [f64]> = if runner_up {
+                ups.chunks_mut(CHUNK).collect()
+            } else {
+                std::iter::repeat_with(|| &mut [][..]).take(n.div_ceil(CHUNK)).collect()
+            };
+            sorted
+                .par_chunks(CHUNK)
+                .zip(slots.par_chunks_mut(CHUNK))
+                .zip(up_chunks)
+                .for_each(|((c, s), u)| run(c, s, u));
         } else {
-            results = big_vec_of(None, sorted.len());
-            run((&sorted, &mut results));
+            run(&sorted, &mut slots, &mut ups);
         }
-        // SAFETY: `curve_order` sorts the positions 0..n: a permutation.
-        let at = unsafe { inverse(&order, par) };
-        Answers { at, found: results, threads: opts.threads }
+        // SAFETY (both): `curve_order` sorts the positions 0..n: a
+        // permutation.
+        let slots = unsafe { scatter(&order, |i| slots[i], NO_SLOT, par) };
+        let ups = if runner_up { unsafe { scatter(&order, |i| ups[i], 0.0, par) } } else { ups };
+        let chosen = Chosen { index: self, points, slots: &slots, runner_up: &ups, limit, map };
+        let mut found: Vec<Option<R>> = big_vec(n);
+        if par {
+            let spare = &mut found.spare_capacity_mut()[..n];
+            spare.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
+                let (start, len) = (c * CHUNK, out.len());
+                let mut out = out.iter_mut();
+                Resolver::default().resolve(&chosen, start..start + len, |x| {
+                    if let Some(o) = out.next() {
+                        o.write(x);
+                    }
+                });
+                // (An answer for every position: the resolver makes one a
+                // point.)
+                assert!(out.next().is_none(), "an answer for every point");
+            });
+            // SAFETY: each chunk of the spare room was written whole just
+            // above (else the assertion panicked, and this is not reached).
+            unsafe { found.set_len(n) };
+        } else {
+            Resolver::default().resolve(&chosen, 0..n, |x| found.push(x));
+        }
+        Answers { found }
     }
 
     /// The `k` nearest segments to every point (each list nearest first,
@@ -503,35 +524,25 @@ impl<const D: usize> Index<D> {
     }
 }
 
-/// The answers of a batch search ([`Index::nearest_many_map`]), held in
-/// the order the search visited the points; [`get`](Self::get) and
-/// [`iter`](Self::iter) read them in input order.
+/// The answers of a batch search ([`Index::nearest_many_map`]), in input
+/// order.
 ///
 /// ```
 /// use segdist_index::{Index, QueryOptions};
 ///
 /// let index = Index::<2>::from_segments(&[[[0.0, 0.0], [10.0, 0.0]]])?;
 /// let answers = index.nearest_many_map(&[[3.0, 2.0]], &QueryOptions::default(), |hit| hit.distance);
-/// assert_eq!(answers.to_vec(), [Some(2.0)]);
+/// assert_eq!(answers.get(0), Some(Some(2.0)));
 /// assert_eq!(answers.get(1), None); // no second point
+/// assert_eq!(answers.into_vec(), [Some(2.0)]);
 /// # Ok::<(), segdist_index::BuildError>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct Answers<R> {
-    /// Input position → position in `found` (empty: `found` is in input
-    /// order).
-    at: Vec<u32>,
     found: Vec<Option<R>>,
-    /// The search's `threads`, for `to_vec`.
-    threads: usize,
 }
 
-impl<R: Copy + Send + Sync> Answers<R> {
-    /// Answers already in input order.
-    fn in_order(found: Vec<Option<R>>, threads: usize) -> Self {
-        Answers { at: Vec::new(), found, threads }
-    }
-
+impl<R: Copy> Answers<R> {
     /// The number of points asked about.
     #[must_use]
     pub fn len(&self) -> usize {
@@ -548,21 +559,16 @@ impl<R: Copy + Send + Sync> Answers<R> {
     /// `None`: there is no point `i`).
     #[must_use]
     pub fn get(&self, i: usize) -> Option<Option<R>> {
-        if self.at.is_empty() {
-            return self.found.get(i).copied();
-        }
-        let j = *self.at.get(i)? as usize;
-        Some(self.found[j])
+        self.found.get(i).copied()
     }
 
     /// Every answer, in input order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = Option<R>> + '_ {
-        self.range(0..self.len())
+        self.found.iter().copied()
     }
 
     /// The answers for input points `range` (clamped to [`len`](Self::len)),
-    /// in order: each read is a cache miss in a large batch, so the next
-    /// ones are fetched ahead.
+    /// in order.
     ///
     /// ```
     /// use segdist_index::{Index, QueryOptions};
@@ -576,65 +582,20 @@ impl<R: Copy + Send + Sync> Answers<R> {
     pub fn range(&self, range: std::ops::Range<usize>) -> impl ExactSizeIterator<Item = Option<R>> + '_ {
         let end = range.end.min(self.len());
         let start = range.start.min(end);
-        (start..end).map(move |i| self.read_ahead(i))
+        self.found[start..end].iter().copied()
     }
 
-    /// The answer for input point `i` (none past the end), with the one
-    /// `AHEAD` further on asked for.
-    #[inline(always)]
-    fn read_ahead(&self, i: usize) -> Option<R> {
-        if let Some(&j) = self.at.get(i + AHEAD) {
-            prefetch(&self.found[j as usize]);
-        }
-        self.get(i).flatten()
-    }
-
-    /// Every answer in input order, copied on the search's threads (random
-    /// reads overlap, where random writes of whole answers would not).
+    /// Every answer in input order, copied.
     #[must_use]
     pub fn to_vec(&self) -> Vec<Option<R>> {
-        if self.at.is_empty() {
-            return self.found.clone();
-        }
-        let n = self.len();
-        with_threads(
-            self.threads,
-            || {
-                // Reading ahead as on one thread (each worker's share of
-                // the positions is a contiguous range): two threads 73 -> 66
-                // ns a nearest query (harness, 1M points), where this copy
-                // had been a sixth of the time.
-                let mut back = big_vec(n);
-                back.par_extend((0..n).into_par_iter().map(|i| self.read_ahead(i)));
-                back
-            },
-            || {
-                // Read ahead (see `range`): 14-15 ns an answer instead of
-                // 37-40 for a million nearest answers on one thread.
-                let mut back = big_vec(n);
-                back.extend(self.range(0..n));
-                back
-            },
-        )
+        self.found.clone()
     }
-}
 
-/// Asks for the cache lines of `x` ahead of a read (a hint: nothing where
-/// the CPU has no such instruction).
-#[inline(always)]
-fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let (p, size) = ((x as *const T).cast::<i8>(), std::mem::size_of::<T>());
-        // Every line `x` touches: one every 64 bytes, and the last.
-        for at in (0..size).step_by(64).chain([size.saturating_sub(1)]) {
-            // SAFETY: a prefetch never faults; the address lies within `x`.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(at)) };
-        }
+    /// Every answer in input order, without a copy.
+    #[must_use]
+    pub fn into_vec(self) -> Vec<Option<R>> {
+        self.found
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 /// A buffer written by several workers at once, each to elements no other
@@ -671,22 +632,39 @@ impl<T: Copy> Shared<T> {
 }
 
 /// The inverse of the permutation `order` of `0..order.len()`:
-/// `at[order[i]] = i`, on all the workers where `par` (random writes: on
-/// one thread this pass alone kept two threads from scaling).
+/// `at[order[i]] = i` (see [`scatter`]).
+///
+/// # Safety
+/// As [`scatter`].
+#[cfg(test)]
+unsafe fn inverse(order: &[u32], par: bool) -> Vec<u32> {
+    // SAFETY: this function's contract.
+    unsafe { scatter(order, |i| i as u32, 0, par) }
+}
+
+/// Values in curve order put back in input order: element `order[i]` of
+/// the result is `value(i)`; on all the workers where `par` (random
+/// writes, but of a few bytes into a buffer that stays in cache: on one
+/// thread this pass alone kept two threads from scaling).
 ///
 /// # Safety
 /// `order` must hold each value at most once (a permutation, as
 /// `curve_order` makes): the workers write element `order[i]` unlocked.
-unsafe fn inverse(order: &[u32], par: bool) -> Vec<u32> {
+unsafe fn scatter<T: Copy + Send + Sync>(
+    order: &[u32],
+    value: impl Fn(usize) -> T + Sync,
+    fill: T,
+    par: bool,
+) -> Vec<T> {
     let n = order.len();
     // Filled, not left to the system's zeroed pages: faulted in by a
     // sequential pass, the pages cost less than faulted by the random
     // writes below (two threads, 1M points, medians of three runs: 68-70
     // against 67-75 ns a query).
-    let mut at = big_vec_of(0u32, n);
+    let mut at = big_vec_of(fill, n);
     if !par {
         for (i, &o) in order.iter().enumerate() {
-            at[o as usize] = i as u32;
+            at[o as usize] = value(i);
         }
         return at;
     }
@@ -699,7 +677,7 @@ unsafe fn inverse(order: &[u32], par: bool) -> Vec<u32> {
         for (j, &o) in piece.iter().enumerate() {
             // SAFETY: no other worker writes element `o` (this function's
             // contract); `at` outlives the workers.
-            unsafe { out.set(o as usize, (c * PIECE + j) as u32) };
+            unsafe { out.set(o as usize, value(c * PIECE + j)) };
         }
     });
     at

@@ -7,7 +7,7 @@ use std::fmt;
 use rayon::slice::ParallelSliceMut;
 
 use crate::hilbert::Curve;
-use crate::index::{Block, Index, Level, Topology, B, MULTI_PART};
+use crate::index::{Block, Index, Level, Seg, Topology, B, MULTI_PART};
 
 /// Collects segments, polylines and multi-polylines into flat arrays (no
 /// allocation per feature) and builds an [`Index`] over them.
@@ -196,12 +196,10 @@ impl<const D: usize> IndexBuilder<D> {
         // Padding lanes (at the origin) are computed with the real ones and
         // ignored.
         let mut leaves = vec![Block::<D>::ZERO; n.div_ceil(B)];
-        let mut local = Vec::with_capacity(n);
-        let mut feature = Vec::with_capacity(n);
+        let mut segs = Vec::with_capacity(n);
         for (i, &o) in order.iter().enumerate() {
             let g = (o & 0xffff_ffff) as usize;
-            feature.push(feature_of[g]);
-            local.push(local_of[g]);
+            segs.push(Seg { a: vertices[g], b: vertices[g + 1], feature: feature_of[g], local: local_of[g] });
             for k in 0..D {
                 leaves[i / B].lo[k][i % B] = vertices[g][k];
                 leaves[i / B].hi[k][i % B] = vertices[g + 1][k];
@@ -222,12 +220,10 @@ impl<const D: usize> IndexBuilder<D> {
             levels.push(level);
         }
         let topology = Topology {
-            feature,
-            local,
             part_start: part_start.into_iter().map(|s| s as u32).collect(),
             feature_start: feature_start.into_iter().map(|s| s as u32).collect(),
         };
-        Ok(Index::from_parts(leaves, levels, n, topology, curve))
+        Ok(Index::from_parts(leaves, levels, segs, topology, curve))
     }
 }
 

@@ -71,12 +71,13 @@ impl<const D: usize> Dim<D> {
 /// **Ties** between exactly equal distances go to the lowest id, ordering by
 /// `(feature, part, segment)`.
 ///
-/// **Memory**: about 45 bytes per segment in 2D and 63 in 3D for polylines
-/// (both endpoints' coordinates, a 4-byte vertex number and a 4-byte feature
-/// id, the tree of boxes), plus 4 bytes per part and per feature (so 53 and
-/// 71 for an index of plain segments); see
+/// **Memory**: about 77 bytes per segment in 2D and 111 in 3D for
+/// polylines (both endpoints' coordinates twice: in columns for the search
+/// and in one record with a 4-byte segment number and a 4-byte feature id
+/// for reading answers; the tree of boxes), plus 4 bytes per part and per
+/// feature (so 85 and 119 for an index of plain segments); see
 /// [`memory_bytes`](Self::memory_bytes). Ten million road segments take
-/// about 450 MB.
+/// about 770 MB.
 ///
 /// # Example
 ///
@@ -103,8 +104,37 @@ pub struct Index<const D: usize> {
     /// level (one node) last; empty for an empty index.
     levels: Vec<Level<D>>,
     len: usize,
+    /// Every segment in tree order, ends and ids in one record.
+    segs: Vec<Seg<D>>,
     topology: Topology,
     curve: Curve<D>,
+}
+
+impl<const D: usize> Seg<D> {
+    /// `(feature, local)` as one number: the id of the tie rule.
+    #[inline]
+    pub(crate) fn id(&self) -> u64 {
+        u64::from(self.feature & !MULTI_PART) << 32 | u64::from(self.local)
+    }
+}
+
+/// A segment's ends and ids in one record (in the leaves its coordinates
+/// lie in 2·D columns, a cache line each): what is read of an answer. A
+/// batch reads them in input order, so at random: one or two cache misses
+/// an answer where the columns cost 2·D + 2 (1M points, 100k segments, one
+/// thread: together with keeping only the segment during the search, 140
+/// → 110 ns a query).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Seg<const D: usize> {
+    pub(crate) a: [f64; D],
+    pub(crate) b: [f64; D],
+    /// The feature, [`MULTI_PART`] set for features of several parts (the
+    /// rest need no lookup).
+    pub(crate) feature: u32,
+    /// The segment's number within its feature, counting across parts.
+    /// `(feature, local)` orders segments as `(feature, part, segment)` do:
+    /// the id of the tie rule.
+    pub(crate) local: u32,
 }
 
 /// A 2D index.
@@ -206,19 +236,13 @@ impl<const D: usize> Level<D> {
     }
 }
 
-/// Set in [`Topology::feature`] for a feature of several parts.
+/// Set in [`Seg::feature`] for a feature of several parts.
 pub(crate) const MULTI_PART: u32 = 1 << 31;
 
-/// Which feature, part and segment each slot holds.
+/// Where the parts of the features start: the part and segment of a
+/// feature's segment, from its number within the feature.
 #[derive(Clone, Debug)]
 pub(crate) struct Topology {
-    /// The feature of each segment, in tree order, [`MULTI_PART`] set for
-    /// features of several parts (the rest need no lookup).
-    pub(crate) feature: Vec<u32>,
-    /// The segment's number within its feature, counting across parts.
-    /// `(feature, local)` orders segments as `(feature, part, segment)` do:
-    /// the id of the tie rule.
-    pub(crate) local: Vec<u32>,
     /// First vertex of every part, then the number of vertices.
     pub(crate) part_start: Vec<u32>,
     /// First part of every feature, then the number of parts.
@@ -365,9 +389,9 @@ impl<const D: usize> Evals<D> {
 
     /// One more pair to project: `p` onto the segment in `slot`.
     fn push(&mut self, index: &Index<D>, p: &[f64; D], slot: u32) {
-        let i = slot as usize;
-        self.a.push(std::array::from_fn(|k| index.seg_a(k, i)));
-        self.b.push(std::array::from_fn(|k| index.seg_b(k, i)));
+        let (a, b) = index.ends(slot as usize);
+        self.a.push(a);
+        self.b.push(b);
         self.p.push(*p);
     }
 
@@ -406,43 +430,77 @@ impl<const D: usize> Evals<D> {
     }
 }
 
-/// Group answers still to be evaluated: each query whose group scan left
-/// one candidate, projected later with many others by the batch kernel
-/// (the scalar kernel's bits at a fraction of its time: one query's
-/// projection is a long chain of dependent operations, the batch kernel
-/// runs several side by side).
+/// The answers of a nearest batch, made in input order from each point's
+/// segment (all the search keeps): [`RESOLVE`] points at a time go through
+/// the batch kernel (the scalar kernel's bits at a fraction of its time:
+/// one projection is a long chain of dependent operations, the batch
+/// kernel runs several side by side), then each becomes a [`Found`].
 #[derive(Default)]
-pub(crate) struct Pending<const D: usize> {
+pub(crate) struct Resolver<const D: usize> {
     evals: Evals<D>,
-    /// Each pair's position in the output, segment and runner-up bound.
-    at: Vec<(usize, u32, f64)>,
 }
 
-impl<const D: usize> Pending<D> {
-    /// How many pairs wait.
-    pub(crate) fn len(&self) -> usize {
-        self.at.len()
-    }
+/// Points a [`Resolver`] evaluates at once: enough to keep the batch
+/// kernel's lanes busy, few enough to stay in the first-level cache.
+const RESOLVE: usize = 128;
 
-    /// The answer at output position `at`: `p` projected onto `slot`.
-    pub(crate) fn push(&mut self, index: &Index<D>, p: &[f64; D], slot: u32, runner_up: f64, at: usize) {
-        self.evals.push(index, p, slot);
-        self.at.push((at, slot, runner_up));
-    }
+/// No segment: the search found nothing for the point (see [`Resolver`]).
+pub(crate) const NO_SLOT: u32 = u32::MAX;
 
-    /// Evaluates every pair, handing `put` each output position and its
-    /// answer (`None` beyond `limit`); leaves none waiting.
-    pub(crate) fn flush(&mut self, index: &Index<D>, limit: f64, mut put: impl FnMut(usize, Option<Found<D>>)) {
-        if self.at.is_empty() {
-            return;
+/// What a [`Resolver`] reads: the points, the segment the search chose
+/// for each (or [`NO_SLOT`]), the runner-up bounds (empty: none), the
+/// distance limit and the caller's map.
+pub(crate) struct Chosen<'a, const D: usize, M> {
+    pub(crate) index: &'a Index<D>,
+    pub(crate) points: &'a [[f64; D]],
+    pub(crate) slots: &'a [u32],
+    pub(crate) runner_up: &'a [f64],
+    pub(crate) limit: f64,
+    pub(crate) map: &'a M,
+}
+
+impl<const D: usize> Resolver<D> {
+    /// The answers for points `range`, in order, handed to `put`: each
+    /// point's segment's accurate projection, mapped, or `None` where there
+    /// is none or it lies beyond the limit.
+    pub(crate) fn resolve<R, M: Fn(Found<D>) -> R>(
+        &mut self,
+        c: &Chosen<'_, D, M>,
+        range: std::ops::Range<usize>,
+        mut put: impl FnMut(Option<R>),
+    ) {
+        let n = range.end.min(c.points.len());
+        let mut i = range.start;
+        while i < n {
+            let end = (i + RESOLVE).min(n);
+            // The next points' segments asked for now: in input order they
+            // lie anywhere in the index.
+            for &slot in &c.slots[end..(end + RESOLVE).min(n)] {
+                c.index.prefetch_segment(slot);
+            }
+            self.evals.clear();
+            for j in i..end {
+                if let Some(s) = c.index.segs.get(c.slots[j] as usize) {
+                    self.evals.a.push(s.a);
+                    self.evals.b.push(s.b);
+                    self.evals.p.push(c.points[j]);
+                }
+            }
+            self.evals.run();
+            let mut k = 0;
+            for j in i..end {
+                let slot = c.slots[j];
+                let Some(s) = c.index.segs.get(slot as usize) else {
+                    put(None);
+                    continue;
+                };
+                let runner_up = c.runner_up.get(j).copied().unwrap_or(0.0);
+                let f = Found { slot, id: s.id(), proj: self.evals.get(k), runner_up };
+                k += 1;
+                put((f.proj.distance <= c.limit).then(|| (c.map)(f)));
+            }
+            i = end;
         }
-        self.evals.run();
-        for (j, &(at, slot, runner_up)) in self.at.iter().enumerate() {
-            let f = Found { runner_up, ..index.found(slot, self.evals.get(j)) };
-            put(at, (f.proj.distance <= limit).then_some(f));
-        }
-        self.evals.clear();
-        self.at.clear();
     }
 }
 
@@ -870,11 +928,11 @@ impl<const D: usize> Index<D> {
     pub(crate) fn from_parts(
         leaves: Vec<Block<D>>,
         levels: Vec<Level<D>>,
-        len: usize,
+        segs: Vec<Seg<D>>,
         topology: Topology,
         curve: Curve<D>,
     ) -> Self {
-        Index { leaves, levels, len, topology, curve }
+        Index { leaves, levels, len: segs.len(), segs, topology, curve }
     }
 
     /// An index over plain segments, feature `i` being `segments[i]`.
@@ -943,7 +1001,7 @@ impl<const D: usize> Index<D> {
     /// ```
     /// let segs: Vec<[[f64; 2]; 2]> = (0..1000).map(|i| [[i as f64, 0.0], [i as f64, 1.0]]).collect();
     /// let index = segdist_index::Index::<2>::from_segments(&segs)?;
-    /// assert!(index.memory_bytes() < 60 * 1000);
+    /// assert!(index.memory_bytes() < 90 * 1000);
     /// # Ok::<(), segdist_index::BuildError>(())
     /// ```
     #[must_use]
@@ -952,23 +1010,36 @@ impl<const D: usize> Index<D> {
         let levels: usize = self.levels.iter().map(|l| l.blocks.capacity() * block).sum();
         self.leaves.capacity() * block
             + levels
-            + (self.topology.feature.capacity()
-                + self.topology.local.capacity()
-                + self.topology.part_start.capacity()
-                + self.topology.feature_start.capacity())
-                * 4
+            + self.segs.capacity() * std::mem::size_of::<Seg<D>>()
+            + (self.topology.part_start.capacity() + self.topology.feature_start.capacity()) * 4
     }
 
-    /// Coordinate `k` of the start of the segment in `slot`.
+    /// The ends of the segment in `slot`, from its leaf's columns (in cache
+    /// where the search has just scanned the leaf; its record in `segs` is
+    /// for reading answers in another order).
     #[inline]
-    fn seg_a(&self, k: usize, slot: usize) -> f64 {
-        self.leaves[slot / B].lo[k][slot % B]
+    fn ends(&self, slot: usize) -> ([f64; D], [f64; D]) {
+        let leaf = &self.leaves[slot / B];
+        (std::array::from_fn(|k| leaf.lo[k][slot % B]), std::array::from_fn(|k| leaf.hi[k][slot % B]))
     }
 
-    /// Coordinate `k` of the end of the segment in `slot`.
-    #[inline]
-    fn seg_b(&self, k: usize, slot: usize) -> f64 {
-        self.leaves[slot / B].hi[k][slot % B]
+    /// Asks for the cache lines of the segment in `slot` (its record) ahead
+    /// of a read: a hint (nothing where the CPU has no such instruction, or
+    /// for [`NO_SLOT`]).
+    #[inline(always)]
+    pub(crate) fn prefetch_segment(&self, slot: u32) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(s) = self.segs.get(slot as usize) {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let p = (s as *const Seg<D>).cast::<i8>();
+            // SAFETY: a prefetch never faults; both addresses lie within `s`.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(p);
+                _mm_prefetch::<_MM_HINT_T0>(p.add(std::mem::size_of::<Seg<D>>() - 1));
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = slot;
     }
 
     /// The segment nearest to `p`, or `None` when the index is empty or `p`
@@ -1061,7 +1132,8 @@ impl<const D: usize> Index<D> {
     /// The public form of a search result.
     pub(crate) fn hit(&self, f: &Found<D>) -> Hit<D> {
         let t = &self.topology;
-        let (feature, part, segment) = t.locate(t.feature[f.slot as usize], t.local[f.slot as usize]);
+        let s = &self.segs[f.slot as usize];
+        let (feature, part, segment) = t.locate(s.feature, s.local);
         Hit {
             feature,
             part,
@@ -1153,7 +1225,7 @@ impl<const D: usize> Index<D> {
                 continue;
             }
             let i = slot as usize;
-            let (a, b) = (std::array::from_fn(|k| self.seg_a(k, i)), std::array::from_fn(|k| self.seg_b(k, i)));
+            let (a, b) = self.ends(i);
             m = fmax(m, g.add(a, b, slot));
         }
         g.count = g.slot.len();
@@ -1350,14 +1422,15 @@ impl<const D: usize> Index<D> {
     #[inline]
     fn evaluate(&self, p: &[f64; D], slot: u32) -> Found<D> {
         let i = slot as usize;
-        let seg = Segment::new(std::array::from_fn(|k| self.seg_a(k, i)), std::array::from_fn(|k| self.seg_b(k, i)));
+        let (a, b) = self.ends(i);
+        let seg = Segment::new(a, b);
         self.found(slot, seg.closest_point(*p))
     }
 
     /// The segment in `slot` found with projection `proj`, with the id of
     /// the tie rule.
     #[inline]
-    fn found(&self, slot: u32, proj: Projection<f64, D>) -> Found<D> {
+    pub(crate) fn found(&self, slot: u32, proj: Projection<f64, D>) -> Found<D> {
         Found { slot, id: self.id(slot), proj, runner_up: 0.0 }
     }
 
@@ -1365,8 +1438,7 @@ impl<const D: usize> Index<D> {
     /// as one number.
     #[inline]
     fn id(&self, slot: u32) -> u64 {
-        let (i, t) = (slot as usize, &self.topology);
-        u64::from(t.feature[i] & !MULTI_PART) << 32 | u64::from(t.local[i])
+        self.segs[slot as usize].id()
     }
 
     /// The k-nearest and radius searches: every candidate that survives the
@@ -1535,8 +1607,8 @@ impl<const D: usize> Index<D> {
     /// `slot` (of leaf `j`), from the fast kernel and its error bound.
     #[inline]
     fn fast_bounds(&self, slot: usize, j: usize, st: &State<'_, D>) -> (f64, f64) {
-        let seg =
-            Segment::new(std::array::from_fn(|k| self.seg_a(k, slot)), std::array::from_fn(|k| self.seg_b(k, slot)));
+        let (a, b) = self.ends(slot);
+        let seg = Segment::new(a, b);
         let d2 = seg.distance_squared_fast(*st.p);
         let m = self.leaf_m(j).max(st.mp);
         if !(d2 < f64::INFINITY && m < FAST_RANGE) {
