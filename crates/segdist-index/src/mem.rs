@@ -1,8 +1,7 @@
 //! Large buffers backed by huge pages where the kernel allows.
 //!
-//! A batch of a million points touches about 200 MB of fresh memory (the
-//! points in curve order, their answers in that order and in input order,
-//! the sort's keys). In 4 KB pages that is some 50,000 page faults a call,
+//! A batch of a million points touches over 100 MB of fresh memory (the
+//! points in curve order, the sort's keys, the answers). In 4 KB pages that is some 50,000 page faults a call,
 //! which cost a quarter of `nearest_many` on one thread and more on two
 //! (the faults contend in the kernel). Linux backs memory advised with
 //! `MADV_HUGEPAGE` by 2 MB pages where it can; the allocator's own
