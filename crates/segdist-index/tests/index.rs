@@ -105,7 +105,7 @@ fn check<const D: usize>(features: &Features<D>, queries: &[[f64; D]], radius: f
         }
         let batch = index.nearest_many(queries, &opts);
         assert_eq!(batch.len(), queries.len());
-        // The answers left in search order read back in input order.
+        // The mapped answers are nearest_many's, in the same order.
         let mapped = index.nearest_many_map(queries, &opts, |h| bits(&h));
         assert_eq!(mapped.len(), queries.len());
         assert_eq!(mapped.iter().collect::<Vec<_>>(), batch.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>());
