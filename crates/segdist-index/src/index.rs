@@ -510,7 +510,7 @@ pub(crate) enum Pick<const D: usize> {
     /// The answer (`None`: nothing within the limit).
     Done(Option<Found<D>>),
     /// The one candidate left: the answer if its accurate distance is
-    /// within the limit; not evaluated yet (see [`Pending`]).
+    /// within the limit; not evaluated yet (see [`Resolver`]).
     Only { slot: u32, runner_up: f64 },
 }
 
