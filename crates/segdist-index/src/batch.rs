@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 
 use crate::index::{Chosen, Found, Group, Index, Pick, Resolver, Scratch, Want, NO_SLOT};
-use crate::mem::{big_vec, big_vec_of};
+use crate::mem::{big_vec, big_vec_of, vec_of};
 use crate::Hit;
 
 /// Options of the batch queries ([`Index::nearest_many`],
@@ -506,12 +506,15 @@ impl<const D: usize> Index<D> {
         let curve = self.curve();
         // Bits of the full key kept: about log2(n) + 2, at most 32.
         let bits = (usize::BITS - points.len().leading_zeros() + 2).clamp(2 * D as u32, 32);
-        let key = |(i, p): (usize, &[f64; D])| (curve.key_prefix(p, bits) << 32) | i as u64;
-        let mut keyed: Vec<u64> = big_vec(points.len());
+        // (Zeroed pages from the system: no pass to fill them.)
+        let mut keyed: Vec<u64> = vec_of(0, points.len());
         if par {
-            keyed.par_extend(points.par_iter().enumerate().map(key));
+            const PIECE: usize = 1 << 14;
+            keyed.par_chunks_mut(PIECE).zip(points.par_chunks(PIECE)).enumerate().for_each(|(c, (out, pts))| {
+                curve.sort_keys(pts, bits, c * PIECE, out);
+            });
         } else {
-            keyed.extend(points.iter().enumerate().map(key));
+            curve.sort_keys(points, bits, 0, &mut keyed);
         }
         radix_sort_high(&mut keyed, bits, par);
         let mut order = big_vec(keyed.len());
