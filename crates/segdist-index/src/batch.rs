@@ -136,7 +136,7 @@ impl<const D: usize> Index<D> {
             let mut all = Answers { found: Vec::new() };
             for part in points.chunks(MAX) {
                 let a = self.nearest_in_order(part, opts, map, runner_up);
-                all.found.extend(a.iter());
+                all.found.extend(a.found);
             }
             return all;
         }

@@ -51,7 +51,8 @@ impl<const D: usize> Curve<D> {
     /// point's [`key_prefix`](Self::key_prefix) in the high 32 bits, its
     /// position `first + i` in the low. In 2D with AVX-512, eight points at
     /// a time (the same keys: the cells by the same two roundings, the curve
-    /// through the same table; the scalar key is ~50 instructions a point).
+    /// through the same table; a batch's scalar keys cost ~140 instructions a
+    /// point more).
     pub(crate) fn sort_keys(&self, points: &[[f64; D]], bits: u32, first: usize, out: &mut [u64]) {
         let mut done = 0;
         #[cfg(target_arch = "x86_64")]

@@ -103,19 +103,10 @@ pub struct Index<const D: usize> {
     /// Levels of node boxes, leaves (boxes over segments) first, the root's
     /// level (one node) last; empty for an empty index.
     levels: Vec<Level<D>>,
-    len: usize,
     /// Every segment in tree order, ends and ids in one record.
     segs: Vec<Seg<D>>,
     topology: Topology,
     curve: Curve<D>,
-}
-
-impl<const D: usize> Seg<D> {
-    /// `(feature, local)` as one number: the id of the tie rule.
-    #[inline]
-    pub(crate) fn id(&self) -> u64 {
-        u64::from(self.feature & !MULTI_PART) << 32 | u64::from(self.local)
-    }
 }
 
 /// A segment's ends and ids in one record (in the leaves its coordinates
@@ -135,6 +126,14 @@ pub(crate) struct Seg<const D: usize> {
     /// `(feature, local)` orders segments as `(feature, part, segment)` do:
     /// the id of the tie rule.
     pub(crate) local: u32,
+}
+
+impl<const D: usize> Seg<D> {
+    /// `(feature, local)` as one number: the id of the tie rule.
+    #[inline]
+    pub(crate) fn id(&self) -> u64 {
+        u64::from(self.feature & !MULTI_PART) << 32 | u64::from(self.local)
+    }
 }
 
 /// A 2D index.
@@ -390,6 +389,11 @@ impl<const D: usize> Evals<D> {
     /// One more pair to project: `p` onto the segment in `slot`.
     fn push(&mut self, index: &Index<D>, p: &[f64; D], slot: u32) {
         let (a, b) = index.ends(slot as usize);
+        self.push_pair(a, b, p);
+    }
+
+    /// One more pair to project: `p` onto the segment from `a` to `b`.
+    fn push_pair(&mut self, a: [f64; D], b: [f64; D], p: &[f64; D]) {
         self.a.push(a);
         self.b.push(b);
         self.p.push(*p);
@@ -481,9 +485,7 @@ impl<const D: usize> Resolver<D> {
             self.evals.clear();
             for j in i..end {
                 if let Some(s) = c.index.segs.get(c.slots[j] as usize) {
-                    self.evals.a.push(s.a);
-                    self.evals.b.push(s.b);
-                    self.evals.p.push(c.points[j]);
+                    self.evals.push_pair(s.a, s.b, &c.points[j]);
                 }
             }
             self.evals.run();
@@ -932,7 +934,7 @@ impl<const D: usize> Index<D> {
         topology: Topology,
         curve: Curve<D>,
     ) -> Self {
-        Index { leaves, levels, len: segs.len(), segs, topology, curve }
+        Index { leaves, levels, segs, topology, curve }
     }
 
     /// An index over plain segments, feature `i` being `segments[i]`.
@@ -981,7 +983,7 @@ impl<const D: usize> Index<D> {
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
-        self.len
+        self.segs.len()
     }
 
     /// Whether the index holds no segment (every query then finds nothing).
@@ -993,7 +995,7 @@ impl<const D: usize> Index<D> {
     /// ```
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.segs.is_empty()
     }
 
     /// The heap memory the index holds, in bytes.
@@ -1187,7 +1189,7 @@ impl<const D: usize> Index<D> {
             // Which of the leaf's segments have a box meeting `[lo, hi]`: all
             // eight lanes at once, branch-free (most fail, unpredictably);
             // not the padding lanes past the last segment.
-            let real = if self.len - base >= B { u32::MAX } else { (1 << (self.len - base)) - 1 };
+            let real = if self.segs.len() - base >= B { u32::MAX } else { (1 << (self.segs.len() - base)) - 1 };
             let mut mask = leaf.meets::<AVX512>(lo, hi, true) & real;
             while mask != 0 {
                 let c = mask.trailing_zeros() as usize;
@@ -1363,7 +1365,7 @@ impl<const D: usize> Index<D> {
         s: &mut Scratch,
     ) -> bool {
         out.clear();
-        if self.len == 0 {
+        if self.segs.is_empty() {
             return true;
         }
         let top = self.levels.len() - 1;
@@ -1430,7 +1432,7 @@ impl<const D: usize> Index<D> {
     /// The segment in `slot` found with projection `proj`, with the id of
     /// the tie rule.
     #[inline]
-    pub(crate) fn found(&self, slot: u32, proj: Projection<f64, D>) -> Found<D> {
+    fn found(&self, slot: u32, proj: Projection<f64, D>) -> Found<D> {
         Found { slot, id: self.id(slot), proj, runner_up: 0.0 }
     }
 
@@ -1581,7 +1583,7 @@ impl<const D: usize> Index<D> {
         hint: Option<u32>,
         s: &mut Scratch,
     ) -> Option<State<'p, D>> {
-        if self.len == 0 || p.iter().any(|c| !c.is_finite()) || limit.is_nan() || limit < 0.0 {
+        if self.segs.is_empty() || p.iter().any(|c| !c.is_finite()) || limit.is_nan() || limit < 0.0 {
             return None;
         }
         s.top = 0;
@@ -1637,7 +1639,7 @@ impl<const D: usize> Index<D> {
                 d2[c] += v * v;
             }
         }
-        let count = (self.len - base).min(B);
+        let count = (self.segs.len() - base).min(B);
         for (c, &d) in d2.iter().enumerate().take(count) {
             // The bound shrinks as segments are offered: re-read it.
             if d * (1.0 - SLACK) <= st.bound2() {
