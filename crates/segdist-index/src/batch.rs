@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 
 use crate::index::{Chosen, Found, Group, Index, Pick, Resolver, Scratch, Want, NO_SLOT};
-use crate::mem::{big_vec, big_vec_of, vec_of};
+use crate::mem::{big_vec, big_vec_of, give_back, take, take_of};
 use crate::Hit;
 
 /// Options of the batch queries ([`Index::nearest_many`],
@@ -227,8 +227,8 @@ impl<const D: usize> Index<D> {
                 }
             }
         };
-        let mut slots: Vec<u32> = big_vec_of(NO_SLOT, n);
-        let mut ups: Vec<f64> = if runner_up { big_vec_of(0.0, n) } else { Vec::new() };
+        let mut slots: Vec<u32> = take_of(NO_SLOT, n);
+        let mut ups: Vec<f64> = if runner_up { take_of(0.0, n) } else { Vec::new() };
         if par {
             let up_chunks: Vec<&mut [f64]> = if runner_up {
                 ups.chunks_mut(CHUNK).collect()
@@ -245,8 +245,13 @@ impl<const D: usize> Index<D> {
         }
         // SAFETY (both): `curve_order` sorts the positions 0..n: a
         // permutation.
-        let slots = unsafe { scatter(&order, |i| slots[i], NO_SLOT, par) };
-        let ups = if runner_up { unsafe { scatter(&order, |i| ups[i], 0.0, par) } } else { ups };
+        let in_order = unsafe { scatter(&order, |i| slots[i], NO_SLOT, par) };
+        let ups_in_order = if runner_up { unsafe { scatter(&order, |i| ups[i], 0.0, par) } } else { Vec::new() };
+        give_back(slots);
+        give_back(ups);
+        give_back(order);
+        give_back(sorted);
+        let (slots, ups) = (in_order, ups_in_order);
         let chosen = Chosen { index: self, points, slots: &slots, runner_up: &ups, limit, map };
         let mut found: Vec<Option<R>> = big_vec(n);
         if par {
@@ -269,6 +274,8 @@ impl<const D: usize> Index<D> {
         } else {
             Resolver::default().resolve(&chosen, 0..n, |x| found.push(x));
         }
+        give_back(slots);
+        give_back(ups);
         Answers { found }
     }
 
@@ -404,6 +411,8 @@ impl<const D: usize> Index<D> {
         for (hits, &o) in results.into_iter().zip(&order) {
             back[o as usize] = hits;
         }
+        give_back(order);
+        give_back(sorted);
         back
     }
 
@@ -413,7 +422,7 @@ impl<const D: usize> Index<D> {
     fn in_curve_order(&self, points: &[[f64; D]], par: bool) -> (Vec<u32>, Vec<[f64; D]>) {
         let order = self.curve_order(points, par);
         let gather = |&i: &u32| points[i as usize];
-        let mut sorted = big_vec(order.len());
+        let mut sorted = take(order.len());
         if par {
             sorted.par_extend(order.par_iter().map(gather));
         } else {
@@ -507,7 +516,7 @@ impl<const D: usize> Index<D> {
         // Bits of the full key kept: about log2(n) + 2, at most 32.
         let bits = (usize::BITS - points.len().leading_zeros() + 2).clamp(2 * D as u32, 32);
         // (Zeroed pages from the system: no pass to fill them.)
-        let mut keyed: Vec<u64> = vec_of(0, points.len());
+        let mut keyed: Vec<u64> = take_of(0, points.len());
         if par {
             const PIECE: usize = 1 << 14;
             keyed.par_chunks_mut(PIECE).zip(points.par_chunks(PIECE)).enumerate().for_each(|(c, (out, pts))| {
@@ -517,12 +526,13 @@ impl<const D: usize> Index<D> {
             curve.sort_keys(points, bits, 0, &mut keyed);
         }
         radix_sort_high(&mut keyed, bits, par);
-        let mut order = big_vec(keyed.len());
+        let mut order = take(keyed.len());
         if par {
             order.par_extend(keyed.par_iter().map(|&k| k as u32));
         } else {
             order.extend(keyed.iter().map(|&k| k as u32));
         }
+        give_back(keyed);
         order
     }
 }
@@ -653,7 +663,7 @@ unsafe fn inverse(order: &[u32], par: bool) -> Vec<u32> {
 /// # Safety
 /// `order` must hold each value at most once (a permutation, as
 /// `curve_order` makes): the workers write element `order[i]` unlocked.
-unsafe fn scatter<T: Copy + Send + Sync>(
+unsafe fn scatter<T: Copy + Send + Sync + 'static>(
     order: &[u32],
     value: impl Fn(usize) -> T + Sync,
     fill: T,
@@ -664,7 +674,7 @@ unsafe fn scatter<T: Copy + Send + Sync>(
     // sequential pass, the pages cost less than faulted by the random
     // writes below (two threads, 1M points, medians of three runs: 68-70
     // against 67-75 ns a query).
-    let mut at = big_vec_of(fill, n);
+    let mut at = take_of(fill, n);
     if !par {
         for (i, &o) in order.iter().enumerate() {
             at[o as usize] = value(i);
@@ -726,7 +736,7 @@ fn radix_sort_high(v: &mut Vec<u64>, bits: u32, par: bool) {
     let n = v.len();
     let pieces = if par { rayon::current_num_threads().clamp(1, 64) } else { 1 };
     let piece = n.div_ceil(pieces);
-    let mut tmp = big_vec_of(0u64, n);
+    let mut tmp = take_of(0u64, n);
     let mut shift = 32;
     while shift < 32 + bits {
         let digit = |x: u64| ((x >> shift) & (DIGITS as u64 - 1)) as usize;
@@ -769,6 +779,7 @@ fn radix_sort_high(v: &mut Vec<u64>, bits: u32, par: bool) {
         std::mem::swap(v, &mut tmp);
         shift += DIGIT;
     }
+    give_back(tmp);
 }
 
 /// Runs `parallel` on `threads` workers (0: the global pool), or `serial`
