@@ -249,12 +249,12 @@ impl<const D: usize> Index<D> {
         // permutation.
         let in_order = unsafe { scatter(&order, |i| slots[i], NO_SLOT, par) };
         let ups_in_order = if runner_up { unsafe { scatter(&order, |i| ups[i], 0.0, par) } } else { Vec::new() };
+        // (The curve-order buffers, done with, for the thread's next batch.)
         give_back(slots);
         give_back(ups);
         give_back(order);
         give_back(sorted);
-        let (slots, ups) = (in_order, ups_in_order);
-        let chosen = Chosen { index: self, points, slots: &slots, runner_up: &ups, limit, map };
+        let chosen = Chosen { index: self, points, slots: &in_order, runner_up: &ups_in_order, limit, map };
         let mut found: Vec<Option<R>> = big_vec(n);
         if par {
             let spare = &mut found.spare_capacity_mut()[..n];
@@ -276,8 +276,8 @@ impl<const D: usize> Index<D> {
         } else {
             Resolver::default().resolve(&chosen, 0..n, |x| found.push(x));
         }
-        give_back(slots);
-        give_back(ups);
+        give_back(in_order);
+        give_back(ups_in_order);
         Answers { found }
     }
 
@@ -517,7 +517,8 @@ impl<const D: usize> Index<D> {
         let curve = self.curve();
         // Bits of the full key kept: about log2(n) + 2, at most 32.
         let bits = (usize::BITS - points.len().leading_zeros() + 2).clamp(2 * D as u32, 32);
-        // (Zeroed pages from the system: no pass to fill them.)
+        // (A kept buffer, or a fresh one; the fill is what gives it its
+        // length, every key being written below.)
         let mut keyed: Vec<u64> = take_of(0, points.len());
         if par {
             const PIECE: usize = 1 << 14;
