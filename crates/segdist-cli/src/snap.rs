@@ -213,11 +213,19 @@ impl<const D: usize> Snapper<D> {
 
     /// The hits of every point (nearest first, at most `k`).
     pub fn query(&self, pts: &[[f64; D]], k: usize, max_distance: f64) -> Hits<D> {
+        let mut hits = Hits::One(Vec::new());
+        self.query_into(pts, k, max_distance, &mut hits);
+        hits
+    }
+
+    /// [`query`](Self::query) into `hits`, reusing its buffer (for k = 1)
+    /// from one chunk of points to the next.
+    pub fn query_into(&self, pts: &[[f64; D]], k: usize, max_distance: f64, hits: &mut Hits<D>) {
         let opts = QueryOptions { max_distance, threads: 0 };
-        if k == 1 {
-            Hits::One(self.index.nearest_many(pts, &opts))
-        } else {
-            Hits::Many(self.index.k_nearest_many(pts, k, &opts))
+        match hits {
+            Hits::One(h) if k == 1 => self.index.nearest_many_into(pts, &opts, h),
+            _ if k == 1 => *hits = Hits::One(self.index.nearest_many(pts, &opts)),
+            _ => *hits = Hits::Many(self.index.k_nearest_many(pts, k, &opts)),
         }
     }
 }
@@ -275,6 +283,7 @@ fn snap<const D: usize>(
             }
         });
         let mut chunk = first;
+        let mut hits = Hits::One(Vec::new());
         while !chunk.is_empty() {
             let t = Instant::now();
             let pts: Vec<[f64; D]> = chunk
@@ -286,7 +295,7 @@ fn snap<const D: usize>(
                     bail!("{name}: point {:?} has no z, but the data are 3D", p.id);
                 }
             }
-            let hits = snapper.query(&pts, args.k, max_distance);
+            snapper.query_into(&pts, args.k, max_distance, &mut hits);
             times.query += t.elapsed();
             let t = Instant::now();
             // Formatted in parallel, in slices, written in order.

@@ -157,7 +157,9 @@ impl<const D: usize> Polyline<D> {
             let h = self.index.hit(&f);
             self.location(h.segment, h.t, h.point, h.distance)
         };
-        self.index.nearest_in_order(points, opts, &map, false).into_vec()
+        let mut found = Vec::new();
+        self.index.nearest_in_order(points, opts, &map, false, &mut found);
+        found
     }
 
     fn location(&self, segment: usize, t: f64, point: [f64; D], distance: f64) -> Location<D> {

@@ -116,6 +116,17 @@ fn check<const D: usize>(features: &Features<D>, queries: &[[f64; D]], radius: f
         for ((b, s), p) in batch.iter().zip(&singles).zip(queries) {
             same(&b.iter().copied().collect::<Vec<_>>(), &s.iter().copied().collect::<Vec<_>>(), "nearest_many", *p);
         }
+        // Into a buffer: into an empty one, and into one that held a
+        // longer batch (the second half's answers, then the whole), the
+        // same answers as nearest_many, nothing of the old left over.
+        let mut into = Vec::new();
+        index.nearest_many_into(queries, &opts, &mut into);
+        assert_eq!(into, batch, "nearest_many_into, a new buffer");
+        let half = &queries[queries.len() / 2..];
+        index.nearest_many_into(half, &opts, &mut into);
+        assert_eq!(into, batch[queries.len() / 2..], "nearest_many_into, a used buffer");
+        index.nearest_many_into(queries, &opts, &mut into);
+        assert_eq!(into, batch, "nearest_many_into, a used, shorter buffer");
         // The runner-up bound never exceeds the second nearest segment's
         // distance (every other segment's, ties and duplicates included).
         let with = index.nearest_many_with_runner_up(queries, &opts);
