@@ -71,13 +71,13 @@ impl<const D: usize> Dim<D> {
 /// **Ties** between exactly equal distances go to the lowest id, ordering by
 /// `(feature, part, segment)`.
 ///
-/// **Memory**: about 77 bytes per segment in 2D and 111 in 3D for
-/// polylines (both endpoints' coordinates twice: in columns for the search
-/// and in one record with a 4-byte segment number and a 4-byte feature id
-/// for reading answers; the tree of boxes), plus 4 bytes per part and per
-/// feature (so 85 and 119 for an index of plain segments); see
-/// [`memory_bytes`](Self::memory_bytes). Ten million road segments take
-/// about 770 MB. A batch query uses, beyond its answers, about 44 bytes
+/// **Memory**: about 85 bytes per segment in 2D and 119 in 3D for
+/// polylines (both endpoints' coordinates twice: in columns for the search,
+/// with `1/|b − a|²`, and in one record with a 4-byte segment number and a
+/// 4-byte feature id for reading answers; the tree of boxes), plus 4 bytes
+/// per part and per feature (so 93 and 127 for an index of plain
+/// segments); see [`memory_bytes`](Self::memory_bytes). Ten million road
+/// segments take about 850 MB. A batch query uses, beyond its answers, about 44 bytes
 /// a 2D point of internal buffers (52 in 3D, 16 more with runner-up
 /// bounds), which stay with the calling thread for its next batch, up to
 /// 256 MB (see [`nearest_many`](Self::nearest_many)).
@@ -103,6 +103,9 @@ pub struct Index<const D: usize> {
     /// The segments in tree order, eight to a leaf, each leaf's coordinates
     /// in columns and contiguous (padding lanes at the end of the last).
     leaves: Vec<Block<D>>,
+    /// `1/|b − a|²` of each leaf lane's segment (0 for zero length or
+    /// padding), as [`Group::add`] computes it: the gather copies it.
+    inv: Vec<[f64; B]>,
     /// Levels of node boxes, leaves (boxes over segments) first, the root's
     /// level (one node) last; empty for an empty index.
     levels: Vec<Level<D>>,
@@ -550,6 +553,18 @@ pub(crate) struct Chunk<const D: usize> {
     inv: [f64; B],
 }
 
+/// `1/|b − a|²`, or 0 where that is zero: what the group scan multiplies
+/// by to find `t`.
+#[inline(always)]
+fn inv_length2<const D: usize>(a: &[f64; D], b: &[f64; D]) -> f64 {
+    let l: f64 = (0..D).map(|k| (b[k] - a[k]) * (b[k] - a[k])).sum();
+    if l > 0.0 {
+        1.0 / l
+    } else {
+        0.0
+    }
+}
+
 /// The candidate segments of a group of neighbouring queries, padded to a
 /// multiple of `B` with lanes far away (their d² is +inf).
 pub(crate) struct Group<const D: usize> {
@@ -579,9 +594,14 @@ impl<const D: usize> Group<D> {
     /// index's coordinates are finite: never NaN).
     #[inline(always)]
     fn add(&mut self, a: [f64; D], b: [f64; D], slot: u32) -> f64 {
+        self.add_with(a, b, inv_length2(&a, &b), slot)
+    }
+
+    /// [`add`](Self::add) given `inv = inv_length2(a, b)`.
+    #[inline(always)]
+    fn add_with(&mut self, a: [f64; D], b: [f64; D], inv: f64, slot: u32) -> f64 {
         let ab: [f64; D] = std::array::from_fn(|k| b[k] - a[k]);
-        let l: f64 = ab.iter().map(|c| c * c).sum();
-        self.push(a, ab, if l > 0.0 { 1.0 / l } else { 0.0 }, slot);
+        self.push(a, ab, inv, slot);
         (0..D).fold(0.0, |m, k| fmax(fmax(m, a[k].abs()), b[k].abs()))
     }
 
@@ -953,7 +973,17 @@ impl<const D: usize> Index<D> {
         topology: Topology,
         curve: Curve<D>,
     ) -> Self {
-        Index { leaves, levels, segs, topology, curve }
+        let inv = leaves
+            .iter()
+            .map(|leaf| {
+                std::array::from_fn(|c| {
+                    let a: [f64; D] = std::array::from_fn(|k| leaf.lo[k][c]);
+                    let b: [f64; D] = std::array::from_fn(|k| leaf.hi[k][c]);
+                    inv_length2(&a, &b)
+                })
+            })
+            .collect();
+        Index { leaves, inv, levels, segs, topology, curve }
     }
 
     /// An index over plain segments, feature `i` being `segments[i]`.
@@ -1022,7 +1052,7 @@ impl<const D: usize> Index<D> {
     /// ```
     /// let segs: Vec<[[f64; 2]; 2]> = (0..1000).map(|i| [[i as f64, 0.0], [i as f64, 1.0]]).collect();
     /// let index = segdist_index::Index::<2>::from_segments(&segs)?;
-    /// assert!(index.memory_bytes() < 90 * 1000);
+    /// assert!(index.memory_bytes() < 100 * 1000); // about 93 bytes a segment
     /// # Ok::<(), segdist_index::BuildError>(())
     /// ```
     #[must_use]
@@ -1030,6 +1060,7 @@ impl<const D: usize> Index<D> {
         let block = std::mem::size_of::<Block<D>>();
         let levels: usize = self.levels.iter().map(|l| l.blocks.capacity() * block).sum();
         self.leaves.capacity() * block
+            + self.inv.capacity() * std::mem::size_of::<[f64; B]>()
             + levels
             + self.segs.capacity() * std::mem::size_of::<Seg<D>>()
             + (self.topology.part_start.capacity() + self.topology.feature_start.capacity()) * 4
@@ -1217,7 +1248,7 @@ impl<const D: usize> Index<D> {
                     return false;
                 }
                 let (a, b) = (std::array::from_fn(|k| leaf.lo[k][c]), std::array::from_fn(|k| leaf.hi[k][c]));
-                m = fmax(m, g.add(a, b, (base + c) as u32));
+                m = fmax(m, g.add_with(a, b, self.inv[j][c], (base + c) as u32));
             }
         }
         g.m = m;
