@@ -456,6 +456,9 @@ pub(crate) struct Resolver<const D: usize> {
 /// kernel's lanes busy, few enough to stay in the first-level cache.
 const RESOLVE: usize = 128;
 
+/// How far ahead the resolver asks for a segment.
+const AHEAD: usize = 64;
+
 /// No segment: the search found nothing for the point (see [`Resolver`]).
 pub(crate) const NO_SLOT: u32 = u32::MAX;
 
@@ -485,13 +488,13 @@ impl<const D: usize> Resolver<D> {
         let mut i = range.start;
         while i < n {
             let end = (i + RESOLVE).min(n);
-            // The next points' segments asked for now: in input order they
-            // lie anywhere in the index.
-            for &slot in &c.slots[end..(end + RESOLVE).min(n)] {
-                c.index.prefetch_segment(slot);
-            }
             self.evals.clear();
             for j in i..end {
+                // A segment further on asked for now: in input order they
+                // lie anywhere in the index.
+                if let Some(&ahead) = c.slots.get(j + AHEAD) {
+                    c.index.prefetch_segment(ahead);
+                }
                 if let Some(s) = c.index.segs.get(c.slots[j] as usize) {
                     self.evals.push_pair(s.a, s.b, &c.points[j]);
                 }
