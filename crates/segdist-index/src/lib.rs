@@ -7,8 +7,9 @@
 //!   [`nearest_within`](Index::nearest_within) (a `max_distance` that prunes),
 //!   [`k_nearest`](Index::k_nearest), [`within`](Index::within) (a radius), and
 //!   [`nearest_many`](Index::nearest_many) for batches on all cores
-//!   ([`nearest_many_map`](Index::nearest_many_map) to convert each answer
-//!   on the search's threads).
+//!   ([`nearest_many_into`](Index::nearest_many_into) to stream chunks
+//!   through one buffer of answers, [`nearest_many_map`](Index::nearest_many_map)
+//!   to convert each answer on the search's threads).
 //! - [`Polyline`]: linear referencing on one line: [`locate`](Polyline::locate)
 //!   a point as (segment, `t`, distance along, fraction), and the inverse,
 //!   [`point_at`](Polyline::point_at) a distance along it, in `O(log V)`.
