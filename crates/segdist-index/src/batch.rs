@@ -75,8 +75,8 @@ impl<const D: usize> Index<D> {
     /// answer of every point in input order, in the room `out` already has
     /// where it is enough. The way to stream points through in chunks (the
     /// CLI does): one buffer of answers for them all, not a fresh one a
-    /// chunk, which the system must zero first (72 bytes a 2D point; a
-    /// tenth of the time of a batch on one thread, 1M points over 100k
+    /// chunk, which the system must zero first (72 bytes a 2D point; 7 %
+    /// of the time of a batch on one thread, 1M points over 100k
     /// segments).
     ///
     /// ```

@@ -77,10 +77,10 @@ impl<const D: usize> Dim<D> {
 /// 4-byte feature id for reading answers; the tree of boxes), plus 4 bytes
 /// per part and per feature (so 93 and 127 for an index of plain
 /// segments); see [`memory_bytes`](Self::memory_bytes). Ten million road
-/// segments take about 850 MB. A batch query uses, beyond its answers, about 44 bytes
-/// a 2D point of internal buffers (52 in 3D, 16 more with runner-up
-/// bounds), which stay with the calling thread for its next batch, up to
-/// 256 MB (see [`nearest_many`](Self::nearest_many)).
+/// segments take about 850 MB. A batch query uses, beyond its answers,
+/// about 44 bytes a 2D point of internal buffers (52 in 3D, 16 more with
+/// runner-up bounds), which stay with the calling thread for its next
+/// batch, up to 256 MB (see [`nearest_many`](Self::nearest_many)).
 ///
 /// # Example
 ///
