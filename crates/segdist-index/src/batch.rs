@@ -4,7 +4,9 @@
 
 use rayon::prelude::*;
 
-use crate::index::{Chosen, Found, Group, Index, Pick, Resolver, Scratch, Want, NO_SLOT};
+use crate::index::{
+    sift_points_group, Chosen, Found, Group, Index, Pick, Resolver, Scratch, Want, NO_SLOT, SIFT_POINTS,
+};
 use crate::mem::{big_vec, big_vec_of, give_back, take, take_of};
 use crate::Hit;
 
@@ -34,6 +36,7 @@ impl Default for QueryOptions {
 /// Neighbouring queries (along the curve) that share one walk down the
 /// tree.
 const GROUP: usize = 16;
+const _: () = assert!(GROUP <= SIFT_POINTS, "a group is sifted at once");
 /// Beyond this many leaves a group's queries search the tree one by one.
 const GROUP_LEAVES: usize = 64;
 
@@ -242,12 +245,18 @@ impl<const D: usize> Index<D> {
                 if hint.is_some() {
                     size = if shared { (size * 2).min(GROUP) } else { (size / 2).max(1) };
                 }
-                for p in group {
-                    let picked = match hint {
-                        // (The group's box holds every finite point of it.)
+                // The whole group sifted at once (without the runner-up
+                // bounds, which take each point's scan): a point a lane.
+                let sifted =
+                    (hint.is_some() && shared && !runner_up).then(|| sift_points_group(&mut cands, group, limit));
+                for (i, p) in group.iter().enumerate() {
+                    let picked = match (hint, &sifted) {
                         // A lone candidate is the answer if within the
                         // limit, which the `Resolver` checks.
-                        Some(_) if shared => match self.nearest_in_group(p, limit, &mut cands, runner_up) {
+                        (_, Some(s)) if s.one >> i & 1 != 0 => Some((s.slot[i], 0.0)),
+                        (_, Some(s)) if s.many >> i & 1 == 0 => None,
+                        // (The group's box holds every finite point of it.)
+                        (Some(_), _) if shared => match self.nearest_in_group(p, limit, &mut cands, runner_up) {
                             Pick::Done(f) => f.map(|f| (f.slot, f.runner_up)),
                             Pick::Only { slot, runner_up } => Some((slot, runner_up)),
                         },

@@ -733,6 +733,15 @@ impl<const D: usize> Group<D> {
     /// `limit` is the smaller, [`cut2`] of it.
     #[inline(always)]
     fn cut2(&self, best: f64, limit: f64) -> f64 {
+        let (a, c, limit_cut) = self.cut_terms(limit);
+        // (best = +inf, no scanned lane: the limit's cut.)
+        fmin(a * best + c, limit_cut)
+    }
+
+    /// The numbers of [`cut2`](Self::cut2), which is
+    /// `fmin(a·best + c, limit_cut)`: `(a, c, limit_cut)`.
+    #[inline(always)]
+    fn cut_terms(&self, limit: f64) -> (f64, f64, f64) {
         const EPS: f64 = 1.0 / (1u64 << 20) as f64;
         const S1: f64 = 1.0 + SLACK;
         // α, and everything rounded here with room: (1 + S)² more.
@@ -741,9 +750,49 @@ impl<const D: usize> Group<D> {
         // β = (K·m + floor)·(1 + 2K)·(1 + S)·((1 + S)² + 1).
         let beta = (K_GROUP * self.m + E_FLOOR) * (1.0 + 2.0 * K_GROUP) * S1 * (2.0 + 3.0 * SLACK);
         let c = (1.0 + 1.0 / EPS) * beta * beta * S1 * S1;
-        // (best = +inf, no scanned lane: the limit's cut.)
-        fmin(A * best + c, cut2(limit, self.m))
+        (A, c, cut2(limit, self.m))
     }
+
+    /// [`sift`](Self::sift) for each of `points` (at most [`SIFT_POINTS`]),
+    /// told as a [`Sifted`]: point by point, the portable form of
+    /// [`sift_points_group`].
+    fn sift_points(&mut self, points: &[[f64; D]], limit: f64) -> Sifted {
+        let mut out = Sifted { one: 0, many: 0, slot: [0; SIFT_POINTS] };
+        if self.count == 0 {
+            return out;
+        }
+        for (i, p) in points.iter().enumerate().take(SIFT_POINTS) {
+            if !p.iter().all(|c| c.is_finite()) {
+                continue;
+            }
+            let (_, many, first) = sift_group(self, p, limit);
+            if many {
+                out.many |= 1 << i;
+            } else if first < self.count {
+                out.one |= 1 << i;
+                out.slot[i] = self.slot[first];
+            }
+        }
+        out
+    }
+}
+
+/// The most points [`sift_points_group`] takes at once.
+pub(crate) const SIFT_POINTS: usize = 2 * B;
+
+/// What the group sift ([`Group::sift`]) leaves of each of a group's
+/// points, bit `i` for point `i`: in neither mask, no candidate passes
+/// (or the point is not finite, or there are no candidates): no answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Sifted {
+    /// One candidate passes, segment `slot[i]`: the answer if within the
+    /// limit.
+    pub(crate) one: u32,
+    /// More than one passes: the point is searched alone
+    /// ([`Index::nearest_in_group`]).
+    pub(crate) many: u32,
+    /// The segment that passes, where one does.
+    pub(crate) slot: [u32; SIFT_POINTS],
 }
 
 /// The lanes of a chunk of scanned d² that pass the cut `cut2`, a bit each.
@@ -820,18 +869,25 @@ unsafe fn chunk_d2_avx512<const D: usize>(
 #[target_feature(enable = "avx512f")]
 unsafe fn farthest_avx512<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> f64 {
     use std::arch::x86_64::*;
+    const H: usize = SIFT_POINTS / B;
+    // A point a lane (min and max are exact: the order changes nothing).
     let mut far = 0.0f64;
-    for p in points {
-        if !p.iter().all(|c| c.is_finite()) {
-            continue;
+    for points in points.chunks(SIFT_POINTS) {
+        // SAFETY (both): the CPU has AVX-512F (this function's contract).
+        let (pv, finite) = unsafe { points_in_lanes(points) };
+        let mut least = [_mm512_set1_pd(f64::INFINITY); H];
+        unsafe {
+            each_candidate_avx512(g, |_, a, ab, inv| {
+                for h in 0..H {
+                    least[h] = _mm512_min_pd(least[h], lanes_d2_avx512(&pv[h], a, ab, inv));
+                }
+            });
         }
-        let pv: [__m512d; D] = std::array::from_fn(|k| _mm512_set1_pd(p[k]));
-        let mut least = _mm512_set1_pd(f64::INFINITY);
-        for ch in &g.chunks {
-            // SAFETY: the CPU has AVX-512F (this function's contract).
-            least = _mm512_min_pd(least, unsafe { chunk_d2_avx512(ch, &pv) });
+        for h in 0..H {
+            if finite[h] != 0 {
+                far = fmax(far, _mm512_mask_reduce_max_pd(finite[h], least[h]));
+            }
         }
-        far = fmax(far, _mm512_reduce_min_pd(least));
     }
     far
 }
@@ -865,6 +921,172 @@ unsafe fn sift_avx512<const D: usize>(g: &mut Group<D>, p: &[f64; D], limit: f64
         (many, first) = tally(u32::from(pass(d2)), i, many, first);
     }
     (cut2, many, first)
+}
+
+/// [`Group::sift_points`] for the CPU: with AVX-512, the points in the
+/// lanes (eight a vector) and the candidates one after the other, so that
+/// no query waits on a reduction across lanes and a group's sixteen
+/// queries run side by side; else point by point.
+pub(crate) fn sift_points_group<const D: usize>(g: &mut Group<D>, points: &[[f64; D]], limit: f64) -> Sifted {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F, checked just above.
+        return unsafe { sift_points_avx512(g, points, limit) };
+    }
+    g.sift_points(points, limit)
+}
+
+/// Up to [`SIFT_POINTS`] points' coordinates, eight points a vector (lane
+/// `i` of vector `h` is point `8h + i`), and which lanes hold a finite
+/// point.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn points_in_lanes<const D: usize>(
+    points: &[[f64; D]],
+) -> ([[std::arch::x86_64::__m512d; D]; SIFT_POINTS / B], [u8; SIFT_POINTS / B]) {
+    use std::arch::x86_64::*;
+    const H: usize = SIFT_POINTS / B;
+    let len = points.len().min(SIFT_POINTS);
+    let mut pv = [[_mm512_setzero_pd(); D]; H];
+    let mut finite = [0u8; H];
+    let inf = _mm512_set1_pd(f64::INFINITY);
+    let base = points.as_ptr().cast::<f64>();
+    for h in 0..H {
+        let lanes = len.saturating_sub(h * B).min(B);
+        let mut ok = ((1u32 << lanes) - 1) as u8;
+        for k in 0..D {
+            // Lane i: number (8h + i)·D + k of the points' coordinates.
+            let at: [i64; B] = std::array::from_fn(|i| ((h * B + i) * D + k) as i64);
+            // SAFETY: `at` holds eight numbers; the lanes gathered (`ok`)
+            // are coordinates of points < len.
+            let v = unsafe {
+                _mm512_mask_i64gather_pd::<8>(_mm512_setzero_pd(), ok, _mm512_loadu_si512(at.as_ptr().cast()), base)
+            };
+            ok &= _mm512_cmp_pd_mask::<_CMP_LT_OQ>(_mm512_abs_pd(v), inf);
+            pv[h][k] = v;
+        }
+        finite[h] = ok;
+    }
+    (pv, finite)
+}
+
+/// The fast squared distances from eight points (`pv`, a point a lane) to
+/// one segment (`a`, `ab`, `inv` in every lane): the arithmetic of
+/// [`chunk_d2_avx512`], operation for operation, so the same bits.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn lanes_d2_avx512<const D: usize>(
+    pv: &[std::arch::x86_64::__m512d; D],
+    a: &[std::arch::x86_64::__m512d; D],
+    ab: &[std::arch::x86_64::__m512d; D],
+    inv: std::arch::x86_64::__m512d,
+) -> std::arch::x86_64::__m512d {
+    use std::arch::x86_64::*;
+    let (one, zero) = (_mm512_set1_pd(1.0), _mm512_setzero_pd());
+    let pa: [__m512d; D] = std::array::from_fn(|k| _mm512_sub_pd(pv[k], a[k]));
+    let mut dot = zero;
+    for k in 0..D {
+        dot = _mm512_fmadd_pd(pa[k], ab[k], dot);
+    }
+    let t = _mm512_max_pd(_mm512_min_pd(_mm512_mul_pd(dot, inv), one), zero);
+    let mut d2 = zero;
+    for k in 0..D {
+        let v = _mm512_fnmadd_pd(t, ab[k], pa[k]);
+        d2 = _mm512_fmadd_pd(v, v, d2);
+    }
+    d2
+}
+
+/// Calls `each(c, a, ab, inv)` for every candidate `c` of `g`, its
+/// numbers broadcast to all lanes.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn each_candidate_avx512<const D: usize>(
+    g: &Group<D>,
+    mut each: impl FnMut(
+        usize,
+        &[std::arch::x86_64::__m512d; D],
+        &[std::arch::x86_64::__m512d; D],
+        std::arch::x86_64::__m512d,
+    ),
+) {
+    use std::arch::x86_64::*;
+    for (i, ch) in g.chunks.iter().enumerate() {
+        for l in 0..g.count.saturating_sub(i * B).min(B) {
+            let a: [__m512d; D] = std::array::from_fn(|k| _mm512_set1_pd(ch.a[k][l]));
+            let ab: [__m512d; D] = std::array::from_fn(|k| _mm512_set1_pd(ch.ab[k][l]));
+            each(i * B + l, &a, &ab, _mm512_set1_pd(ch.inv[l]));
+        }
+    }
+}
+
+/// [`Group::sift_points`] with AVX-512F, a point a lane. One pass keeps,
+/// lane by lane, the least scanned `d²`, its candidate (the first of the
+/// least) and the second least (of the multiset: a tie for least makes it
+/// the least). The least is what the cut is made of, and it passes the
+/// cut whenever anything does; more than one passes exactly when the
+/// second least does. So the masks and lanes are those of the
+/// point-by-point sift, whose `d²` these are bit for bit.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn sift_points_avx512<const D: usize>(g: &mut Group<D>, points: &[[f64; D]], limit: f64) -> Sifted {
+    use std::arch::x86_64::*;
+    const H: usize = SIFT_POINTS / B;
+    let mut out = Sifted { one: 0, many: 0, slot: [0; SIFT_POINTS] };
+    if g.count == 0 {
+        return out;
+    }
+    // SAFETY (all the calls below): the CPU has AVX-512F (this function's
+    // contract).
+    let (pv, finite) = unsafe { points_in_lanes(points) };
+    let inf = _mm512_set1_pd(f64::INFINITY);
+    let (mut least, mut second, mut first) = ([inf; H], [inf; H], [_mm512_setzero_si512(); H]);
+    unsafe {
+        each_candidate_avx512(g, |c, a, ab, inv| {
+            let cv = _mm512_set1_epi64(c as i64);
+            for h in 0..H {
+                let d2 = lanes_d2_avx512(&pv[h], a, ab, inv);
+                second[h] = _mm512_min_pd(second[h], _mm512_max_pd(least[h], d2));
+                first[h] = _mm512_mask_mov_epi64(first[h], _mm512_cmp_pd_mask::<_CMP_LT_OQ>(d2, least[h]), cv);
+                least[h] = _mm512_min_pd(least[h], d2);
+            }
+        });
+    }
+    let (a, c, limit_cut) = g.cut_terms(limit);
+    for h in 0..H {
+        // `cut2`'s arithmetic, lane by lane.
+        let cut = _mm512_min_pd(
+            _mm512_add_pd(_mm512_mul_pd(_mm512_set1_pd(a), least[h]), _mm512_set1_pd(c)),
+            _mm512_set1_pd(limit_cut),
+        );
+        let any = _mm512_cmp_pd_mask::<_CMP_LE_OQ>(least[h], cut) & finite[h];
+        let many = _mm512_cmp_pd_mask::<_CMP_LE_OQ>(second[h], cut) & finite[h];
+        out.many |= u32::from(many) << (h * B);
+        out.one |= u32::from(any & !many) << (h * B);
+        let mut lanes = [0i64; B];
+        // SAFETY: `lanes` holds eight numbers.
+        unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), first[h]) };
+        // (Every lane's is a candidate's, 0 where none was less than +inf.)
+        for i in 0..B {
+            out.slot[h * B + i] = g.slot[lanes[i] as usize];
+        }
+    }
+    out
 }
 
 /// [`Group::scan`] with AVX-512F: [`chunk_d2_avx512`] on every chunk.
@@ -1866,6 +2088,74 @@ mod tests {
             if g.m > 1e-100 && best > (1e-6 * g.m).powi(2) && limit == f64::INFINITY {
                 assert!(got <= want * (1.0 + 1e-5), "m {} best {best:e}: {got:e} against {want:e}", g.m);
             }
+        }
+    }
+
+    /// The group sift with a point a lane (AVX-512) tells every point what
+    /// the point-by-point sift tells it, bit for bit, and finds the same
+    /// farthest least distance: on groups of 0 to 16 points (some not
+    /// finite) against 1 to 40 candidates with repeats (exact ties), zero
+    /// lengths, and limits that cut some points off.
+    #[test]
+    fn both_forms_of_the_points_sift_agree() {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx512f") {
+            let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(23);
+            let (mut ones, mut manys, mut nones) = (0, 0, 0);
+            for round in 0..2000 {
+                let n = 1 + round % 40;
+                let mut g = Group::<2>::default();
+                let mut segs: Vec<([f64; 2], [f64; 2])> = Vec::new();
+                for slot in 0..n {
+                    let (a, b) = if slot > 0 && r.gen_bool(0.1) {
+                        segs[r.gen_range(0..slot)]
+                    } else {
+                        let a = [r.gen::<f64>(), r.gen::<f64>()];
+                        let len = [0.0, 1e-3, 0.05, 0.5][slot % 4];
+                        (a, [a[0] + len * r.gen::<f64>(), a[1] - len * r.gen::<f64>()])
+                    };
+                    segs.push((a, b));
+                    g.add(a, b, 100 + slot as u32);
+                }
+                g.count = n;
+                g.m = 2.0;
+                let len = round % (SIFT_POINTS + 1);
+                let points: Vec<[f64; 2]> = (0..len)
+                    .map(|i| match (round + i) % 23 {
+                        0 => [f64::NAN, 0.5],
+                        1 => [0.5, f64::INFINITY],
+                        // On a segment's end: a distance of zero, maybe tied.
+                        2 => segs[i % n].0,
+                        _ => [r.gen::<f64>(), r.gen::<f64>()],
+                    })
+                    .collect();
+                let limit = [f64::INFINITY, 0.05, 0.0][round % 3];
+                let want = g.sift_points(&points, limit);
+                // SAFETY: the CPU has AVX-512F, checked above.
+                let got = unsafe { sift_points_avx512(&mut g, &points, limit) };
+                assert_eq!((got.one, got.many), (want.one, want.many), "round {round}");
+                for i in 0..len {
+                    if want.one >> i & 1 != 0 {
+                        assert_eq!(got.slot[i], want.slot[i], "round {round}, point {i}");
+                        ones += 1;
+                    } else if want.many >> i & 1 != 0 {
+                        manys += 1;
+                    } else {
+                        nones += 1;
+                    }
+                }
+                // The farthest point by point, through the same arithmetic
+                // (fused: the portable form's differs in the last bits).
+                let far = points
+                    .iter()
+                    .filter(|p| p.iter().all(|c| c.is_finite()))
+                    // SAFETY: as above.
+                    .fold(0.0, |far, p| fmax(far, unsafe { scan_avx512(&mut g, p) }));
+                // SAFETY: as above.
+                let got = unsafe { farthest_avx512(&g, &points) };
+                assert_eq!(got.to_bits(), far.to_bits(), "round {round}");
+            }
+            assert!(ones > 1000 && manys > 100 && nones > 1000, "{ones} {manys} {nones}");
         }
     }
 
