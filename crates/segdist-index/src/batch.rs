@@ -248,7 +248,7 @@ impl<const D: usize> Index<D> {
                 // The whole group sifted at once (without the runner-up
                 // bounds, which take each point's scan): a point a lane.
                 let sifted =
-                    (hint.is_some() && shared && !runner_up).then(|| sift_points_group(&mut cands, group, limit));
+                    (hint.is_some() && shared && !runner_up).then(|| sift_points_group(self, &mut cands, group, limit));
                 for (i, p) in group.iter().enumerate() {
                     let picked = match (hint, &sifted) {
                         // A lone candidate is the answer if within the

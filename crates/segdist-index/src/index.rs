@@ -209,6 +209,43 @@ impl<const D: usize> Block<D> {
         u32::from(mask)
     }
 
+    /// The largest coordinate magnitude of the lanes in `mask` (a bit
+    /// each), ends of both kinds. `AVX512` as for [`meets`](Self::meets).
+    #[inline(always)]
+    pub(crate) fn magnitude<const AVX512: bool>(&self, mask: u32) -> f64 {
+        #[cfg(target_arch = "x86_64")]
+        if AVX512 {
+            // SAFETY: the caller runs this only where the CPU has AVX-512F.
+            return unsafe { self.magnitude_avx512(mask) };
+        }
+        let mut m = 0.0f64;
+        for c in (0..B).filter(|c| mask >> c & 1 != 0) {
+            for k in 0..D {
+                m = fmax(fmax(m, self.lo[k][c].abs()), self.hi[k][c].abs());
+            }
+        }
+        m
+    }
+
+    /// [`magnitude`](Self::magnitude) with AVX-512F.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn magnitude_avx512(&self, mask: u32) -> f64 {
+        use std::arch::x86_64::*;
+        let mut m = _mm512_setzero_pd();
+        for k in 0..D {
+            // SAFETY: each column holds B = 8 numbers.
+            let (x, y) = unsafe { (_mm512_loadu_pd(self.lo[k].as_ptr()), _mm512_loadu_pd(self.hi[k].as_ptr())) };
+            m = _mm512_max_pd(m, _mm512_max_pd(_mm512_abs_pd(x), _mm512_abs_pd(y)));
+        }
+        // (Magnitudes are at least 0: the lanes left out count as 0.)
+        fmax(0.0, _mm512_mask_reduce_max_pd(mask as __mmask8, m))
+    }
+
     /// Empty boxes (`lo = +inf`, `hi = -inf`) that no query can enter.
     pub(crate) const EMPTY: Self = Block { lo: [[f64::INFINITY; B]; D], hi: [[f64::NEG_INFINITY; B]; D] };
     /// Padding segments (at the origin; their lanes are never read).
@@ -568,9 +605,40 @@ fn inv_length2<const D: usize>(a: &[f64; D], b: &[f64; D]) -> f64 {
     }
 }
 
+/// Appends a candidate to a group's columns (`chunks`, padded with lanes
+/// far away) and its slot to `slots`.
+#[inline(always)]
+fn push_lane<const D: usize>(
+    chunks: &mut Vec<Chunk<D>>,
+    slots: &mut Vec<u32>,
+    a: [f64; D],
+    ab: [f64; D],
+    inv: f64,
+    slot: u32,
+) {
+    let c = slots.len() % B;
+    if c == 0 {
+        chunks.push(Chunk { a: [[f64::MAX; B]; D], ab: [[0.0; B]; D], inv: [0.0; B] });
+    }
+    let ch = chunks.last_mut().expect("pushed above");
+    for k in 0..D {
+        ch.a[k][c] = a[k];
+        ch.ab[k][c] = ab[k];
+    }
+    ch.inv[c] = inv;
+    slots.push(slot);
+}
+
 /// The candidate segments of a group of neighbouring queries, padded to a
 /// multiple of `B` with lanes far away (their d² is +inf).
 pub(crate) struct Group<const D: usize> {
+    /// What [`Index::gather`] found: each leaf with candidates, and which
+    /// of its lanes (a bit each). The batch's sift reads the candidates
+    /// from the leaves themselves; `chunks` and `slot` are filled from
+    /// these only where a search needs them (see [`Index::fill`]).
+    picked: Vec<(u32, u32)>,
+    /// Whether `chunks` and `slot` hold the candidates.
+    filled: bool,
     chunks: Vec<Chunk<D>>,
     slot: Vec<u32>,
     /// Real candidates (before padding).
@@ -587,7 +655,16 @@ pub(crate) struct Group<const D: usize> {
 
 impl<const D: usize> Default for Group<D> {
     fn default() -> Self {
-        Group { chunks: Vec::new(), slot: Vec::new(), count: 0, m: 0.0, d2: Vec::new(), reach: 0.0 }
+        Group {
+            picked: Vec::new(),
+            filled: true,
+            chunks: Vec::new(),
+            slot: Vec::new(),
+            count: 0,
+            m: 0.0,
+            d2: Vec::new(),
+            reach: 0.0,
+        }
     }
 }
 
@@ -609,17 +686,7 @@ impl<const D: usize> Group<D> {
     }
 
     fn push(&mut self, a: [f64; D], ab: [f64; D], inv: f64, slot: u32) {
-        let c = self.slot.len() % B;
-        if c == 0 {
-            self.chunks.push(Chunk { a: [[f64::MAX; B]; D], ab: [[0.0; B]; D], inv: [0.0; B] });
-        }
-        let ch = self.chunks.last_mut().expect("pushed above");
-        for k in 0..D {
-            ch.a[k][c] = a[k];
-            ch.ab[k][c] = ab[k];
-        }
-        ch.inv[c] = inv;
-        self.slot.push(slot);
+        push_lane(&mut self.chunks, &mut self.slot, a, ab, inv, slot);
     }
 
     /// Fills `d2` with the scan's squared distances from `p`; returns the
@@ -927,12 +994,18 @@ unsafe fn sift_avx512<const D: usize>(g: &mut Group<D>, p: &[f64; D], limit: f64
 /// lanes (eight a vector) and the candidates one after the other, so that
 /// no query waits on a reduction across lanes and a group's sixteen
 /// queries run side by side; else point by point.
-pub(crate) fn sift_points_group<const D: usize>(g: &mut Group<D>, points: &[[f64; D]], limit: f64) -> Sifted {
+pub(crate) fn sift_points_group<const D: usize>(
+    index: &Index<D>,
+    g: &mut Group<D>,
+    points: &[[f64; D]],
+    limit: f64,
+) -> Sifted {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx512f") {
         // SAFETY: the CPU has AVX-512F, checked just above.
-        return unsafe { sift_points_avx512(g, points, limit) };
+        return unsafe { sift_points_avx512(index, g, points, limit) };
     }
+    index.fill(g);
     g.sift_points(points, limit)
 }
 
@@ -1044,7 +1117,12 @@ unsafe fn each_candidate_avx512<const D: usize>(
 /// The CPU must have AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn sift_points_avx512<const D: usize>(g: &mut Group<D>, points: &[[f64; D]], limit: f64) -> Sifted {
+unsafe fn sift_points_avx512<const D: usize>(
+    index: &Index<D>,
+    g: &Group<D>,
+    points: &[[f64; D]],
+    limit: f64,
+) -> Sifted {
     use std::arch::x86_64::*;
     const H: usize = SIFT_POINTS / B;
     let mut out = Sifted { one: 0, many: 0, slot: [0; SIFT_POINTS] };
@@ -1055,17 +1133,33 @@ unsafe fn sift_points_avx512<const D: usize>(g: &mut Group<D>, points: &[[f64; D
     // contract).
     let (pv, finite) = unsafe { points_in_lanes(points) };
     let inf = _mm512_set1_pd(f64::INFINITY);
+    // (`first` is written by the first candidate in every finite lane.)
     let (mut least, mut second, mut first) = ([inf; H], [inf; H], [_mm512_setzero_si512(); H]);
-    unsafe {
-        each_candidate_avx512(g, |c, a, ab, inv| {
-            let cv = _mm512_set1_epi64(c as i64);
-            for h in 0..H {
-                let d2 = lanes_d2_avx512(&pv[h], a, ab, inv);
-                second[h] = _mm512_min_pd(second[h], _mm512_max_pd(least[h], d2));
-                first[h] = _mm512_mask_mov_epi64(first[h], _mm512_cmp_pd_mask::<_CMP_LT_OQ>(d2, least[h]), cv);
-                least[h] = _mm512_min_pd(least[h], d2);
+    let mut each = |slot: usize, a: &[__m512d; D], ab: &[__m512d; D], inv: __m512d| {
+        let sv = _mm512_set1_epi64(slot as i64);
+        for h in 0..H {
+            // SAFETY: as above.
+            let d2 = unsafe { lanes_d2_avx512(&pv[h], a, ab, inv) };
+            second[h] = _mm512_min_pd(second[h], _mm512_max_pd(least[h], d2));
+            first[h] = _mm512_mask_mov_epi64(first[h], _mm512_cmp_pd_mask::<_CMP_LT_OQ>(d2, least[h]), sv);
+            least[h] = _mm512_min_pd(least[h], d2);
+        }
+    };
+    if g.filled {
+        // SAFETY: as above.
+        unsafe { each_candidate_avx512(g, |c, a, ab, inv| each(g.slot[c] as usize, a, ab, inv)) };
+    } else {
+        // Straight from the leaves: `b − a` as `fill` computes it.
+        for &(j, mut mask) in &g.picked {
+            let (leaf, inv) = (&index.leaves[j as usize], &index.inv[j as usize]);
+            while mask != 0 {
+                let c = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                let a: [__m512d; D] = std::array::from_fn(|k| _mm512_set1_pd(leaf.lo[k][c]));
+                let ab: [__m512d; D] = std::array::from_fn(|k| _mm512_set1_pd(leaf.hi[k][c] - leaf.lo[k][c]));
+                each(j as usize * B + c, &a, &ab, _mm512_set1_pd(inv[c]));
             }
-        });
+        }
     }
     let (a, c, limit_cut) = g.cut_terms(limit);
     for h in 0..H {
@@ -1078,12 +1172,11 @@ unsafe fn sift_points_avx512<const D: usize>(g: &mut Group<D>, points: &[[f64; D
         let many = _mm512_cmp_pd_mask::<_CMP_LE_OQ>(second[h], cut) & finite[h];
         out.many |= u32::from(many) << (h * B);
         out.one |= u32::from(any & !many) << (h * B);
-        let mut lanes = [0i64; B];
-        // SAFETY: `lanes` holds eight numbers.
-        unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), first[h]) };
-        // (Every lane's is a candidate's, 0 where none was less than +inf.)
+        let mut slots = [0i64; B];
+        // SAFETY: `slots` holds eight numbers.
+        unsafe { _mm512_storeu_si512(slots.as_mut_ptr().cast(), first[h]) };
         for i in 0..B {
-            out.slot[h * B + i] = g.slot[lanes[i] as usize];
+            out.slot[h * B + i] = slots[i] as u32;
         }
     }
     out
@@ -1442,9 +1535,9 @@ impl<const D: usize> Index<D> {
     }
 
     /// Gathers into `g` every segment of `leaves` whose own box meets
-    /// `[lo, hi]`, with what the group scan needs precomputed; `false` if
-    /// there are more than `cap` or their magnitudes are beyond the fast
-    /// kernel's trusted range.
+    /// `[lo, hi]` (as leaves and lanes: [`fill`](Self::fill) makes them
+    /// columns); `false` if there are more than `cap` or their magnitudes
+    /// are beyond the fast kernel's trusted range.
     #[inline(always)]
     pub(crate) fn gather<const AVX512: bool>(
         &self,
@@ -1454,31 +1547,55 @@ impl<const D: usize> Index<D> {
         cap: usize,
         g: &mut Group<D>,
     ) -> bool {
+        g.picked.clear();
         g.chunks.clear();
         g.slot.clear();
+        g.filled = false;
         let mut m = lo.iter().chain(hi).fold(0.0f64, |m, c| m.max(c.abs()));
+        let mut count = 0;
         for &j in leaves {
-            let j = j as usize;
-            let base = j * B;
-            let leaf = &self.leaves[j];
+            let base = j as usize * B;
+            let leaf = &self.leaves[j as usize];
             // Which of the leaf's segments have a box meeting `[lo, hi]`: all
             // eight lanes at once, branch-free (most fail, unpredictably);
             // not the padding lanes past the last segment.
             let real = if self.segs.len() - base >= B { u32::MAX } else { (1 << (self.segs.len() - base)) - 1 };
-            let mut mask = leaf.meets::<AVX512>(lo, hi, true) & real;
-            while mask != 0 {
-                let c = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                if g.slot.len() == cap {
+            let mask = leaf.meets::<AVX512>(lo, hi, true) & real;
+            if mask != 0 {
+                count += mask.count_ones() as usize;
+                if count > cap {
                     return false;
                 }
-                let (a, b) = (std::array::from_fn(|k| leaf.lo[k][c]), std::array::from_fn(|k| leaf.hi[k][c]));
-                m = fmax(m, g.add_with(a, b, self.inv[j][c], (base + c) as u32));
+                g.picked.push((j, mask));
+                m = fmax(m, leaf.magnitude::<AVX512>(mask));
             }
         }
         g.m = m;
-        g.count = g.slot.len();
+        g.count = count;
         m < FAST_RANGE
+    }
+
+    /// Makes the columns of `g`'s candidates (`chunks`, `slot`) from what
+    /// [`gather`](Self::gather) picked, if not made yet: the scans of one
+    /// point at a time read those.
+    pub(crate) fn fill(&self, g: &mut Group<D>) {
+        if g.filled {
+            return;
+        }
+        g.filled = true;
+        for &(j, mut mask) in &g.picked {
+            let (j, leaf) = (j as usize, &self.leaves[j as usize]);
+            while mask != 0 {
+                let c = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                let a: [f64; D] = std::array::from_fn(|k| leaf.lo[k][c]);
+                let ab: [f64; D] = std::array::from_fn(|k| leaf.hi[k][c] - a[k]);
+                let slot = (j * B + c) as u32;
+                // (`push` is the chunks' and the slots' own: the same
+                // order as the lanes of `picked`.)
+                push_lane(&mut g.chunks, &mut g.slot, a, ab, self.inv[j][c], slot);
+            }
+        }
     }
 
     /// An upper bound on the distance from each of `points` (those with
@@ -1494,8 +1611,10 @@ impl<const D: usize> Index<D> {
         slots: &[u32],
         g: &mut Group<D>,
     ) -> f64 {
+        g.picked.clear();
         g.chunks.clear();
         g.slot.clear();
+        g.filled = true;
         let mut m = bbox.0.iter().chain(&bbox.1).fold(0.0f64, |m, c| m.max(c.abs()));
         for &slot in slots {
             if g.slot.contains(&slot) {
@@ -1528,6 +1647,7 @@ impl<const D: usize> Index<D> {
     /// `|b − a|²` underflows). `K_GROUP = 64·u` covers both with room.
     #[inline]
     pub(crate) fn nearest_in_group(&self, p: &[f64; D], limit: f64, g: &mut Group<D>, runner_up: bool) -> Pick<D> {
+        self.fill(g);
         if g.count == 0 || p.iter().any(|c| !c.is_finite()) {
             return Pick::Done(None);
         }
@@ -1746,6 +1866,7 @@ impl<const D: usize> Index<D> {
         if g.count == 0 || p.iter().any(|c| !c.is_finite()) || limit.is_nan() || limit < 0.0 {
             return &[];
         }
+        self.fill(g);
         scan_group(g, p);
         let m = g.m;
         s.cands.clear();
@@ -2091,11 +2212,38 @@ mod tests {
         }
     }
 
-    /// The group sift with a point a lane (AVX-512) tells every point what
-    /// the point-by-point sift tells it, bit for bit, and finds the same
-    /// farthest least distance: on groups of 0 to 16 points (some not
-    /// finite) against 1 to 40 candidates with repeats (exact ties), zero
-    /// lengths, and limits that cut some points off.
+    /// A block's magnitude over a mask of lanes is the largest `|x|` of
+    /// those lanes' coordinates, in both forms (none: 0).
+    #[test]
+    fn both_forms_of_the_magnitude_agree() {
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(24);
+        for _ in 0..500 {
+            let mut b = Block::<3>::ZERO;
+            for c in 0..B {
+                for k in 0..3 {
+                    (b.lo[k][c], b.hi[k][c]) = (r.gen_range(-9.0..9.0), r.gen_range(-9.0..9.0));
+                }
+            }
+            let mask: u32 = r.gen_range(0..256);
+            let want = (0..B)
+                .filter(|c| mask >> c & 1 != 0)
+                .flat_map(|c| (0..3).flat_map(move |k| [b.lo[k][c].abs(), b.hi[k][c].abs()]))
+                .fold(0.0, f64::max);
+            assert_eq!(b.magnitude::<false>(mask), want);
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx512f") {
+                assert_eq!(b.magnitude::<true>(mask), want);
+            }
+        }
+    }
+
+    /// The group sift with a point a lane (AVX-512), reading the
+    /// candidates from the leaves or from the columns `fill` makes, tells
+    /// every point what the point-by-point sift tells it, bit for bit, and
+    /// the reach's farthest point is the point-by-point one: on groups of 0
+    /// to 16 points (some not finite) against 1 to 40 candidates with
+    /// repeats (exact ties), zero lengths, and limits that cut some points
+    /// off.
     #[test]
     fn both_forms_of_the_points_sift_agree() {
         #[cfg(target_arch = "x86_64")]
@@ -2104,55 +2252,62 @@ mod tests {
             let (mut ones, mut manys, mut nones) = (0, 0, 0);
             for round in 0..2000 {
                 let n = 1 + round % 40;
-                let mut g = Group::<2>::default();
-                let mut segs: Vec<([f64; 2], [f64; 2])> = Vec::new();
-                for slot in 0..n {
-                    let (a, b) = if slot > 0 && r.gen_bool(0.1) {
-                        segs[r.gen_range(0..slot)]
+                let mut segs: Vec<[[f64; 2]; 2]> = Vec::new();
+                for i in 0..n {
+                    let s = if i > 0 && r.gen_bool(0.1) {
+                        segs[r.gen_range(0..i)]
                     } else {
                         let a = [r.gen::<f64>(), r.gen::<f64>()];
-                        let len = [0.0, 1e-3, 0.05, 0.5][slot % 4];
-                        (a, [a[0] + len * r.gen::<f64>(), a[1] - len * r.gen::<f64>()])
+                        let len = [0.0, 1e-3, 0.05, 0.5][i % 4];
+                        [a, [a[0] + len * r.gen::<f64>(), a[1] - len * r.gen::<f64>()]]
                     };
-                    segs.push((a, b));
-                    g.add(a, b, 100 + slot as u32);
+                    segs.push(s);
                 }
-                g.count = n;
-                g.m = 2.0;
+                let index = Index::<2>::from_segments(&segs).expect("finite");
+                // Every segment a candidate: a box around them all.
+                let leaves: Vec<u32> = (0..index.leaves.len() as u32).collect();
+                let mut picked = Group::<2>::default();
+                assert!(index.gather::<true>(&[-1.0, -1.0], &[2.0, 2.0], &leaves, 64, &mut picked));
+                assert_eq!((picked.count, picked.filled), (n, false));
+                // The portable gather picks the same, of the same magnitude.
+                let mut filled = Group::<2>::default();
+                assert!(index.gather::<false>(&[-1.0, -1.0], &[2.0, 2.0], &leaves, 64, &mut filled));
+                assert_eq!((&filled.picked, filled.m.to_bits()), (&picked.picked, picked.m.to_bits()));
+                index.fill(&mut filled);
+                assert_eq!(filled.slot.len(), n);
                 let len = round % (SIFT_POINTS + 1);
                 let points: Vec<[f64; 2]> = (0..len)
                     .map(|i| match (round + i) % 23 {
                         0 => [f64::NAN, 0.5],
                         1 => [0.5, f64::INFINITY],
                         // On a segment's end: a distance of zero, maybe tied.
-                        2 => segs[i % n].0,
+                        2 => segs[i % n][0],
                         _ => [r.gen::<f64>(), r.gen::<f64>()],
                     })
                     .collect();
                 let limit = [f64::INFINITY, 0.05, 0.0][round % 3];
-                let want = g.sift_points(&points, limit);
-                // SAFETY: the CPU has AVX-512F, checked above.
-                let got = unsafe { sift_points_avx512(&mut g, &points, limit) };
-                assert_eq!((got.one, got.many), (want.one, want.many), "round {round}");
-                for i in 0..len {
-                    if want.one >> i & 1 != 0 {
+                let want = filled.sift_points(&points, limit);
+                // SAFETY (both): the CPU has AVX-512F, checked above.
+                let from_leaves = unsafe { sift_points_avx512(&index, &picked, &points, limit) };
+                let from_columns = unsafe { sift_points_avx512(&index, &filled, &points, limit) };
+                for got in [from_leaves, from_columns] {
+                    assert_eq!((got.one, got.many), (want.one, want.many), "round {round}");
+                    for i in (0..len).filter(|i| want.one >> i & 1 != 0) {
                         assert_eq!(got.slot[i], want.slot[i], "round {round}, point {i}");
-                        ones += 1;
-                    } else if want.many >> i & 1 != 0 {
-                        manys += 1;
-                    } else {
-                        nones += 1;
                     }
                 }
+                ones += want.one.count_ones();
+                manys += want.many.count_ones();
+                nones += len as u32 - (want.one | want.many).count_ones();
                 // The farthest point by point, through the same arithmetic
                 // (fused: the portable form's differs in the last bits).
                 let far = points
                     .iter()
                     .filter(|p| p.iter().all(|c| c.is_finite()))
                     // SAFETY: as above.
-                    .fold(0.0, |far, p| fmax(far, unsafe { scan_avx512(&mut g, p) }));
+                    .fold(0.0, |far, p| fmax(far, unsafe { scan_avx512(&mut filled, p) }));
                 // SAFETY: as above.
-                let got = unsafe { farthest_avx512(&g, &points) };
+                let got = unsafe { farthest_avx512(&filled, &points) };
                 assert_eq!(got.to_bits(), far.to_bits(), "round {round}");
             }
             assert!(ones > 1000 && manys > 100 && nones > 1000, "{ones} {manys} {nones}");
