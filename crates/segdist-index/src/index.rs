@@ -928,27 +928,41 @@ unsafe fn chunk_d2_avx512<const D: usize>(
     d2
 }
 
-/// [`Group::farthest`] with AVX-512F.
+/// [`Index::reach_of`]'s farthest point with AVX-512F, a point a lane,
+/// the segments `slots` read from the index (no [`Group`]): the largest
+/// over the finite points of the least scanned `d²` to those segments (the
+/// arithmetic of [`Group::farthest`] as [`chunk_d2_avx512`] does it; min
+/// and max are exact, so the order changes nothing), and the segments'
+/// largest coordinate magnitude.
 ///
 /// # Safety
 /// The CPU must have AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn farthest_avx512<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> f64 {
+unsafe fn farthest_avx512<const D: usize>(index: &Index<D>, slots: &[u32], points: &[[f64; D]]) -> (f64, f64) {
     use std::arch::x86_64::*;
     const H: usize = SIFT_POINTS / B;
-    // A point a lane (min and max are exact: the order changes nothing).
+    let mut m = 0.0f64;
+    for &slot in slots {
+        let (a, b) = index.ends(slot as usize);
+        for k in 0..D {
+            m = fmax(fmax(m, a[k].abs()), b[k].abs());
+        }
+    }
     let mut far = 0.0f64;
     for points in points.chunks(SIFT_POINTS) {
         // SAFETY (both): the CPU has AVX-512F (this function's contract).
         let (pv, finite) = unsafe { points_in_lanes(points) };
         let mut least = [_mm512_set1_pd(f64::INFINITY); H];
-        unsafe {
-            each_candidate_avx512(g, |_, a, ab, inv| {
-                for h in 0..H {
-                    least[h] = _mm512_min_pd(least[h], lanes_d2_avx512(&pv[h], a, ab, inv));
-                }
-            });
+        for &slot in slots {
+            let slot = slot as usize;
+            let (a, b) = index.ends(slot);
+            let av: [__m512d; D] = std::array::from_fn(|k| _mm512_set1_pd(a[k]));
+            let ab: [__m512d; D] = std::array::from_fn(|k| _mm512_set1_pd(b[k] - a[k]));
+            let inv = _mm512_set1_pd(index.inv[slot / B][slot % B]);
+            for h in 0..H {
+                least[h] = _mm512_min_pd(least[h], unsafe { lanes_d2_avx512(&pv[h], &av, &ab, inv) });
+            }
         }
         for h in 0..H {
             if finite[h] != 0 {
@@ -956,7 +970,7 @@ unsafe fn farthest_avx512<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> 
             }
         }
     }
-    far
+    (far, m)
 }
 
 /// [`Group::sift`] with AVX-512F intrinsics: eight lanes a chunk.
@@ -1211,17 +1225,14 @@ unsafe fn scan_avx512<const D: usize>(g: &mut Group<D>, p: &[f64; D]) -> f64 {
     _mm512_reduce_min_pd(least)
 }
 
-/// [`Group::farthest`] compiled for the widest vectors the CPU has.
+/// [`Group::farthest`] compiled for AVX2 where the CPU has it (with
+/// AVX-512, [`Index::reach_of`] does without the group).
 fn farthest_group<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> f64 {
     #[cfg(target_arch = "x86_64")]
     {
         #[target_feature(enable = "avx2")]
         unsafe fn avx2<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> f64 {
             g.farthest(points)
-        }
-        if std::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F, checked just above.
-            return unsafe { farthest_avx512(g, points) };
         }
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2, checked just above.
@@ -1603,7 +1614,9 @@ impl<const D: usize> Index<D> {
     /// largest over the points of the distance to the nearest of `slots`
     /// (the previous group's answers), by the group scan with its error
     /// bound (see [`nearest_in_group`](Self::nearest_in_group)); `+inf`
-    /// beyond the scan's trusted range. `g` holds those segments after.
+    /// beyond the scan's trusted range. `g`: room for those segments, where
+    /// the CPU has no AVX-512 (with it, a point a lane, they are read from
+    /// the index).
     pub(crate) fn reach_of(
         &self,
         points: &[[f64; D]],
@@ -1611,25 +1624,33 @@ impl<const D: usize> Index<D> {
         slots: &[u32],
         g: &mut Group<D>,
     ) -> f64 {
-        g.picked.clear();
-        g.chunks.clear();
-        g.slot.clear();
-        g.filled = true;
         let mut m = bbox.0.iter().chain(&bbox.1).fold(0.0f64, |m, c| m.max(c.abs()));
-        for &slot in slots {
-            if g.slot.contains(&slot) {
-                continue;
+        let far = 'far: {
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU has AVX-512F, checked just above.
+                let (far, ms) = unsafe { farthest_avx512(self, slots, points) };
+                m = fmax(m, ms);
+                break 'far far;
             }
-            let i = slot as usize;
-            let (a, b) = self.ends(i);
-            m = fmax(m, g.add(a, b, slot));
-        }
-        g.count = g.slot.len();
-        g.m = m;
-        if g.count == 0 || m >= FAST_RANGE {
+            g.picked.clear();
+            g.chunks.clear();
+            g.slot.clear();
+            g.filled = true;
+            for &slot in slots {
+                if !g.slot.contains(&slot) {
+                    let (a, b) = self.ends(slot as usize);
+                    m = fmax(m, g.add(a, b, slot));
+                }
+            }
+            g.count = g.slot.len();
+            g.m = m;
+            farthest_group(g, points)
+        };
+        if slots.is_empty() || m >= FAST_RANGE {
             return f64::INFINITY;
         }
-        let d = farthest_group(g, points).sqrt();
+        let d = far.sqrt();
         (d + K_GROUP * (m + d) + E_FLOOR) * (1.0 + SLACK)
     }
 
@@ -2307,8 +2328,10 @@ mod tests {
                     // SAFETY: as above.
                     .fold(0.0, |far, p| fmax(far, unsafe { scan_avx512(&mut filled, p) }));
                 // SAFETY: as above.
-                let got = unsafe { farthest_avx512(&filled, &points) };
+                let (got, m) = unsafe { farthest_avx512(&index, &filled.slot, &points) };
                 assert_eq!(got.to_bits(), far.to_bits(), "round {round}");
+                let want = segs.iter().flatten().flatten().fold(0.0, |m: f64, c| m.max(c.abs()));
+                assert_eq!(m, want, "round {round}");
             }
             assert!(ones > 1000 && manys > 100 && nones > 1000, "{ones} {manys} {nones}");
         }
