@@ -19,7 +19,7 @@
 //! So the answer is bit for bit the one a brute-force scan with the accurate
 //! kernel gives, at the cost of a fast-kernel scan of a few leaves.
 
-use segdist::{Projection, Region, Segment};
+use segdist::{Projection, Segment};
 
 use crate::hilbert::Curve;
 
@@ -350,6 +350,24 @@ pub struct Hit<const D: usize> {
     pub distance_squared: f64,
 }
 
+/// What a [`Hit`] carries of the accurate projection of a query onto a
+/// segment: not the region, which no answer of the index has (the batch
+/// kernel left without it: 0.973 of a batch's time, 1M points, one
+/// thread).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Proj<const D: usize> {
+    pub(crate) point: [f64; D],
+    pub(crate) t: f64,
+    pub(crate) distance: f64,
+    pub(crate) distance_squared: f64,
+}
+
+impl<const D: usize> From<Projection<f64, D>> for Proj<D> {
+    fn from(p: Projection<f64, D>) -> Self {
+        Proj { point: p.point, t: p.t, distance: p.distance, distance_squared: p.distance_squared }
+    }
+}
+
 /// A candidate found by the search: its slot in tree order and its
 /// accurate projection.
 #[derive(Clone, Copy, Debug)]
@@ -357,7 +375,7 @@ pub(crate) struct Found<const D: usize> {
     pub(crate) slot: u32,
     /// `(feature, local)` as one number: the id of the tie rule.
     pub(crate) id: u64,
-    pub(crate) proj: Projection<f64, D>,
+    pub(crate) proj: Proj<D>,
     /// A lower bound on the distance from the query to every other segment
     /// (`0` where none was established).
     pub(crate) runner_up: f64,
@@ -452,13 +470,12 @@ impl<const D: usize> Evals<D> {
         r.distance_squared.resize(n, 0.0);
         r.t.resize(n, 0.0);
         r.point.resize(n, [0.0; D]);
-        r.region.resize(n, Region::Start);
         let out = segdist::batch::Outputs {
             distance: Some(&mut r.distance[..n]),
             distance_squared: Some(&mut r.distance_squared[..n]),
             t: Some(&mut r.t[..n]),
             point: Some(&mut r.point[..n]),
-            region: Some(&mut r.region[..n]),
+            region: None,
         };
         let opts = segdist::batch::Options { threads: Some(1), ..Default::default() };
         // Same lengths, one thread, the CPU's own instruction set: nothing
@@ -467,15 +484,9 @@ impl<const D: usize> Evals<D> {
     }
 
     /// The `j`-th projection of the last run.
-    fn get(&self, j: usize) -> Projection<f64, D> {
+    fn get(&self, j: usize) -> Proj<D> {
         let r = &self.out;
-        Projection {
-            point: r.point[j],
-            t: r.t[j],
-            distance: r.distance[j],
-            distance_squared: r.distance_squared[j],
-            region: r.region[j],
-        }
+        Proj { point: r.point[j], t: r.t[j], distance: r.distance[j], distance_squared: r.distance_squared[j] }
     }
 }
 
@@ -1842,13 +1853,13 @@ impl<const D: usize> Index<D> {
         let i = slot as usize;
         let (a, b) = self.ends(i);
         let seg = Segment::new(a, b);
-        self.found(slot, seg.closest_point(*p))
+        self.found(slot, seg.closest_point(*p).into())
     }
 
     /// The segment in `slot` found with projection `proj`, with the id of
     /// the tie rule.
     #[inline]
-    fn found(&self, slot: u32, proj: Projection<f64, D>) -> Found<D> {
+    fn found(&self, slot: u32, proj: Proj<D>) -> Found<D> {
         Found { slot, id: self.id(slot), proj, runner_up: 0.0 }
     }
 
