@@ -209,43 +209,6 @@ impl<const D: usize> Block<D> {
         u32::from(mask)
     }
 
-    /// The largest coordinate magnitude of the lanes in `mask` (a bit
-    /// each), ends of both kinds. `AVX512` as for [`meets`](Self::meets).
-    #[inline(always)]
-    pub(crate) fn magnitude<const AVX512: bool>(&self, mask: u32) -> f64 {
-        #[cfg(target_arch = "x86_64")]
-        if AVX512 {
-            // SAFETY: the caller runs this only where the CPU has AVX-512F.
-            return unsafe { self.magnitude_avx512(mask) };
-        }
-        let mut m = 0.0f64;
-        for c in (0..B).filter(|c| mask >> c & 1 != 0) {
-            for k in 0..D {
-                m = fmax(fmax(m, self.lo[k][c].abs()), self.hi[k][c].abs());
-            }
-        }
-        m
-    }
-
-    /// [`magnitude`](Self::magnitude) with AVX-512F.
-    ///
-    /// # Safety
-    /// The CPU must have AVX-512F.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f")]
-    #[inline]
-    unsafe fn magnitude_avx512(&self, mask: u32) -> f64 {
-        use std::arch::x86_64::*;
-        let mut m = _mm512_setzero_pd();
-        for k in 0..D {
-            // SAFETY: each column holds B = 8 numbers.
-            let (x, y) = unsafe { (_mm512_loadu_pd(self.lo[k].as_ptr()), _mm512_loadu_pd(self.hi[k].as_ptr())) };
-            m = _mm512_max_pd(m, _mm512_max_pd(_mm512_abs_pd(x), _mm512_abs_pd(y)));
-        }
-        // (Magnitudes are at least 0: the lanes left out count as 0.)
-        fmax(0.0, _mm512_mask_reduce_max_pd(mask as __mmask8, m))
-    }
-
     /// Empty boxes (`lo = +inf`, `hi = -inf`) that no query can enter.
     pub(crate) const EMPTY: Self = Block { lo: [[f64::INFINITY; B]; D], hi: [[f64::NEG_INFINITY; B]; D] };
     /// Padding segments (at the origin; their lanes are never read).
@@ -654,7 +617,8 @@ pub(crate) struct Group<const D: usize> {
     slot: Vec<u32>,
     /// Real candidates (before padding).
     count: usize,
-    /// Largest coordinate magnitude of the candidates and the group box.
+    /// At least the largest coordinate magnitude of the candidates and the
+    /// group box (after `gather`, that of their leaves' boxes).
     m: f64,
     /// Per-query squared distances.
     d2: Vec<[f64; B]>,
@@ -1589,7 +1553,12 @@ impl<const D: usize> Index<D> {
                     return false;
                 }
                 g.picked.push((j, mask));
-                m = fmax(m, leaf.magnitude::<AVX512>(mask));
+                // (The leaf's box bounds its segments' coordinates: a
+                // little looser than the lanes picked, and cheaper.)
+                let level = &self.levels[0];
+                for k in 0..D {
+                    m = fmax(m, fmax(level.lo(k, j as usize).abs(), level.hi(k, j as usize).abs()));
+                }
             }
         }
         g.m = m;
@@ -2240,31 +2209,6 @@ mod tests {
             // floor dominates both, as the floor's note says).
             if g.m > 1e-100 && best > (1e-6 * g.m).powi(2) && limit == f64::INFINITY {
                 assert!(got <= want * (1.0 + 1e-5), "m {} best {best:e}: {got:e} against {want:e}", g.m);
-            }
-        }
-    }
-
-    /// A block's magnitude over a mask of lanes is the largest `|x|` of
-    /// those lanes' coordinates, in both forms (none: 0).
-    #[test]
-    fn both_forms_of_the_magnitude_agree() {
-        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(24);
-        for _ in 0..500 {
-            let mut b = Block::<3>::ZERO;
-            for c in 0..B {
-                for k in 0..3 {
-                    (b.lo[k][c], b.hi[k][c]) = (r.gen_range(-9.0..9.0), r.gen_range(-9.0..9.0));
-                }
-            }
-            let mask: u32 = r.gen_range(0..256);
-            let want = (0..B)
-                .filter(|c| mask >> c & 1 != 0)
-                .flat_map(|c| (0..3).flat_map(move |k| [b.lo[k][c].abs(), b.hi[k][c].abs()]))
-                .fold(0.0, f64::max);
-            assert_eq!(b.magnitude::<false>(mask), want);
-            #[cfg(target_arch = "x86_64")]
-            if std::is_x86_feature_detected!("avx512f") {
-                assert_eq!(b.magnitude::<true>(mask), want);
             }
         }
     }
