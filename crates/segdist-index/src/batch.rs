@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use crate::index::{
     sift_points_group, Chosen, Found, Group, Index, Pick, Resolver, Scratch, Want, NO_SLOT, SIFT_POINTS,
 };
-use crate::mem::{big_vec, big_vec_of, give_back, take, take_of};
+use crate::mem::{big_vec, big_vec_of, give_back, take, take_of, Stream};
 use crate::Hit;
 
 /// Options of the batch queries ([`Index::nearest_many`],
@@ -181,7 +181,9 @@ impl<const D: usize> Index<D> {
             return;
         }
         // A buffer of the caller's, too small, grows as any vector does; a
-        // new one is a big one.
+        // new one is a big one. Answers go into room written before (a
+        // buffer used again) by non-temporal stores, not into fresh memory.
+        let stream = found.capacity() - found.len() >= points.len();
         if found.capacity() == 0 {
             *found = big_vec(points.len());
         } else {
@@ -189,11 +191,14 @@ impl<const D: usize> Index<D> {
         }
         // Every pass runs on all the workers (the radix sort and the scatter
         // into input order too: on one thread they kept two from scaling).
-        with_threads(opts.threads, |par| self.nearest_sorted(points, opts, map, runner_up, par, found));
+        with_threads(opts.threads, |par| self.nearest_sorted(points, opts, map, runner_up, par, stream, found));
     }
 
     /// [`nearest_in_order`](Self::nearest_in_order) on the current rayon
-    /// pool (`par`) or the calling thread.
+    /// pool (`par`) or the calling thread; `stream`: the answers written by
+    /// non-temporal stores (see [`Stream`]).
+    // (Private: the public forms take the options as one struct.)
+    #[allow(clippy::too_many_arguments)]
     fn nearest_sorted<R: Copy + Send + Sync>(
         &self,
         points: &[[f64; D]],
@@ -201,6 +206,7 @@ impl<const D: usize> Index<D> {
         map: &(impl Fn(Found<D>) -> R + Sync),
         runner_up: bool,
         par: bool,
+        stream: bool,
         found: &mut Vec<Option<R>>,
     ) {
         let (order, sorted) = self.in_curve_order(points, par);
@@ -306,22 +312,20 @@ impl<const D: usize> Index<D> {
             let spare = &mut found.spare_capacity_mut()[..n];
             spare.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
                 let (start, len) = (c * CHUNK, out.len());
-                let mut out = out.iter_mut();
-                Resolver::default().resolve(&chosen, start..start + len, |x| {
-                    if let Some(o) = out.next() {
-                        o.write(x);
-                    }
-                });
+                let mut out = Stream::new(out, stream);
+                Resolver::default().resolve(&chosen, start..start + len, |x| out.push(x));
                 // (An answer for every position: the resolver makes one a
                 // point.)
-                assert!(out.next().is_none(), "an answer for every point");
+                assert_eq!(out.finish(), len, "an answer for every point");
             });
-            // SAFETY: each chunk of the spare room was written whole just
-            // above (else the assertion panicked, and this is not reached).
-            unsafe { found.set_len(before + n) };
         } else {
-            Resolver::default().resolve(&chosen, 0..n, |x| found.push(x));
+            let mut out = Stream::new(&mut found.spare_capacity_mut()[..n], stream);
+            Resolver::default().resolve(&chosen, 0..n, |x| out.push(x));
+            assert_eq!(out.finish(), n, "an answer for every point");
         }
+        // SAFETY: the first n of the spare room were written whole just
+        // above (else an assertion panicked, and this is not reached).
+        unsafe { found.set_len(before + n) };
         give_back(in_order);
         give_back(ups_in_order);
     }

@@ -13,6 +13,7 @@
 
 use std::any::Any;
 use std::cell::RefCell;
+use std::mem::MaybeUninit;
 
 /// An empty vector with room for `n` elements, its buffer advised for
 /// huge pages when it is large.
@@ -98,6 +99,144 @@ pub(crate) fn give_back<T: Copy + 'static>(v: Vec<T>) {
     });
 }
 
+/// Values written in order into room that is not read again soon (a
+/// batch's answers: 72 MB for a million points, more than the caches),
+/// through non-temporal stores where the CPU has them: the lines go to
+/// memory without being read first, and without pushing the index and
+/// the batch's own buffers out of the caches (1M points, 100k segments,
+/// one thread, answering into a buffer used again: 0.953 of the time).
+/// Values are staged eight at a time, then copied out a word at a time.
+pub(crate) struct Stream<'a, T> {
+    room: &'a mut [MaybeUninit<T>],
+    /// Whether to stream at all (see [`new`](Self::new)).
+    stream: bool,
+    /// Values written to `room`.
+    at: usize,
+    stage: [MaybeUninit<T>; STAGE],
+    /// Values in `stage`.
+    staged: usize,
+}
+
+/// Values a [`Stream`] stages before copying them out.
+const STAGE: usize = 8;
+
+impl<'a, T: Copy> Stream<'a, T> {
+    /// Streams into `room`, from its start; `stream`: by non-temporal
+    /// stores (where `T` allows). Memory fresh from the system is better
+    /// written plainly: its pages are faulted in and zeroed through the
+    /// caches anyway (a new vector each call: 1.02 of the time streamed).
+    pub(crate) fn new(room: &'a mut [MaybeUninit<T>], stream: bool) -> Self {
+        Stream { room, stream, at: 0, stage: [MaybeUninit::uninit(); STAGE], staged: 0 }
+    }
+
+    /// Whether `T` goes out in whole words of 8 bytes, aligned (else
+    /// every value is written as it comes).
+    const WORDS: bool = cfg!(target_arch = "x86_64")
+        && std::mem::size_of::<T>().is_multiple_of(8)
+        && std::mem::size_of::<T>() > 0
+        && std::mem::align_of::<T>() >= 8;
+
+    /// Writes `x` after the values written so far; past the end of the
+    /// room, it is dropped.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, x: T) {
+        if !Self::WORDS || !self.stream {
+            if let Some(slot) = self.room.get_mut(self.at) {
+                slot.write(x);
+                self.at += 1;
+            }
+            return;
+        }
+        self.stage[self.staged].write(x);
+        self.staged += 1;
+        if self.staged == STAGE {
+            self.flush(true);
+        }
+    }
+
+    /// Copies the staged values out (`stream`: by non-temporal stores).
+    #[inline(never)]
+    fn flush(&mut self, stream: bool) {
+        let n = self.staged.min(self.room.len() - self.at);
+        let (src, dst) = (self.stage.as_ptr(), self.room[self.at..].as_mut_ptr());
+        self.at += n;
+        self.staged = 0;
+        #[cfg(target_arch = "x86_64")]
+        if stream && n == STAGE {
+            // SAFETY: `dst` has room for the `STAGE` values (taken above)
+            // and is aligned to 8 bytes, as `src` is (`WORDS`, which `push`
+            // checked); their bytes, `STAGE` times a multiple of 8, are a
+            // whole number of 64-byte runs.
+            unsafe { stream_lines(dst.cast(), src.cast(), std::mem::size_of::<T>() * STAGE / 64) };
+            return;
+        }
+        // SAFETY: `n` values staged, room for them at `dst`; two buffers.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, n) };
+    }
+
+    /// Writes out what is staged and returns how many values were
+    /// written, from the start of the room (all of them were written, in
+    /// order, up to the room's end). After it, the values written can be
+    /// read by any thread once it is told so through the usual
+    /// synchronisation.
+    pub(crate) fn finish(mut self) -> usize {
+        self.flush(false);
+        // The non-temporal stores are ordered before what follows.
+        #[cfg(target_arch = "x86_64")]
+        if Self::WORDS && self.stream {
+            // SAFETY: SSE2 is part of x86-64.
+            unsafe { std::arch::x86_64::_mm_sfence() };
+        }
+        self.at
+    }
+}
+
+/// Copies `runs` runs of 64 bytes from `src` to `dst` with non-temporal
+/// stores (`movnti`, SSE2), eight words a run. In assembly: the words are
+/// those of values that may hold padding, which Rust code may not read as
+/// numbers.
+///
+/// # Safety
+/// Both must be valid for `64 · runs` bytes and aligned to 8 bytes, and
+/// not overlap; `runs` more than 0.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn stream_lines(dst: *mut u64, src: *const u64, runs: usize) {
+    // SAFETY: this function's contract; the loop reads and writes only
+    // those bytes, and touches no stack.
+    unsafe {
+        std::arch::asm!(
+            "2:",
+            "mov {a}, qword ptr [{s}]",
+            "mov {b}, qword ptr [{s} + 8]",
+            "movnti qword ptr [{d}], {a}",
+            "movnti qword ptr [{d} + 8], {b}",
+            "mov {a}, qword ptr [{s} + 16]",
+            "mov {b}, qword ptr [{s} + 24]",
+            "movnti qword ptr [{d} + 16], {a}",
+            "movnti qword ptr [{d} + 24], {b}",
+            "mov {a}, qword ptr [{s} + 32]",
+            "mov {b}, qword ptr [{s} + 40]",
+            "movnti qword ptr [{d} + 32], {a}",
+            "movnti qword ptr [{d} + 40], {b}",
+            "mov {a}, qword ptr [{s} + 48]",
+            "mov {b}, qword ptr [{s} + 56]",
+            "movnti qword ptr [{d} + 48], {a}",
+            "movnti qword ptr [{d} + 56], {b}",
+            "add {s}, 64",
+            "add {d}, 64",
+            "dec {n}",
+            "jnz 2b",
+            s = inout(reg) src => _,
+            d = inout(reg) dst => _,
+            n = inout(reg) runs => _,
+            a = out(reg) _,
+            b = out(reg) _,
+            options(nostack),
+        );
+    }
+}
+
 /// Below this, a system call costs more than the faults it saves (a 4 MB
 /// buffer holds at least one whole, aligned 2 MB page; a column of a
 /// million `f64`, 8,000,000 bytes, must be in).
@@ -140,6 +279,36 @@ mod tests {
         let w = big_vec_of(7u32, 5 << 20);
         assert!(w.len() == 5 << 20 && w.iter().all(|&x| x == 7));
         assert_eq!(big_vec_of(1u8, 3), [1, 1, 1]);
+    }
+
+    /// A stream writes every value pushed, in order, up to the end of its
+    /// room (the rest dropped), whatever the size of the values (with
+    /// padding, in whole words or not) and whether it streams or not.
+    #[test]
+    fn streams_write_what_is_pushed_in_order() {
+        fn check<T: Copy + PartialEq + std::fmt::Debug>(value: impl Fn(usize) -> T) {
+            for room in [0, 1, 5, 8, 9, 16, 17, 100] {
+                for pushed in [0, 3, room, room + 9] {
+                    for stream in [false, true] {
+                        let mut buf: Vec<T> = Vec::with_capacity(room);
+                        let mut out = Stream::new(&mut buf.spare_capacity_mut()[..room], stream);
+                        for i in 0..pushed {
+                            out.push(value(i));
+                        }
+                        let written = out.finish();
+                        assert_eq!(written, pushed.min(room));
+                        // SAFETY: `finish` says the first `written` were written.
+                        unsafe { buf.set_len(written) };
+                        assert!(buf.iter().enumerate().all(|(i, x)| *x == value(i)), "{room} {pushed} {stream}");
+                    }
+                }
+            }
+        }
+        // (An `Option` of a tuple with a byte: padding; 72 bytes like the
+        // answers; 16; one byte.)
+        check(|i| (i % 3 != 0).then_some((i as u8, i as f64, [i as u64; 6])));
+        check(|i| Some(i as f64 * 0.5));
+        check(|i| i as u8);
     }
 
     /// A buffer given back is the next one taken of its type and size or
