@@ -228,11 +228,16 @@ impl<const D: usize> Index<D> {
             let mut near = Group::default();
             // Groups shrink while they fail (queries sparse next to the
             // segments: too many candidates) and grow back while they work.
-            let mut size = GROUP;
+            // Until a first answer, one point at a time (a search down the
+            // tree each: nothing bounds a group yet), then whole groups:
+            // each of a batch's chunks starts so (a first group searched
+            // point by point cost two threads a tenth of their time).
+            let mut size = 1;
             let mut rest = chunk;
             while !rest.is_empty() {
                 let (group, tail) = rest.split_at(size.min(rest.len()));
                 rest = tail;
+                let cold = hint.is_none();
                 // After a first answer, the group's candidates are found
                 // once: each point's answer is no farther than the nearest
                 // of the last group's answers (usually close, the curve
@@ -277,6 +282,9 @@ impl<const D: usize> Index<D> {
                         }
                     }
                     next += 1;
+                }
+                if cold && hint.is_some() {
+                    size = GROUP;
                 }
             }
         };
@@ -406,7 +414,9 @@ impl<const D: usize> Index<D> {
             // That point and its k-th distance, when it has k answers.
             let mut last: Option<([f64; D], f64)> = None;
             let mut next = 0;
-            let mut size = GROUP;
+            // (One point at a time until a first point has k answers, as
+            // in `nearest_sorted`.)
+            let mut size = if matches!(want, Want::Nearest(_)) { 1 } else { GROUP };
             let mut rest = chunk;
             while !rest.is_empty() {
                 let (group, tail) = rest.split_at(size.min(rest.len()));
@@ -444,6 +454,9 @@ impl<const D: usize> Index<D> {
                     }
                     out[next] = found.iter().map(|f| self.hit(f)).collect();
                     next += 1;
+                }
+                if reach.is_none() && matches!(want, Want::Nearest(k) if prev.len() == k) {
+                    size = GROUP;
                 }
             }
         };
