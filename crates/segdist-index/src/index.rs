@@ -884,23 +884,12 @@ unsafe fn chunk_d2_avx512<const D: usize>(
 ) -> std::arch::x86_64::__m512d {
     use std::arch::x86_64::*;
     const { assert!(B == 8) };
-    let (one, zero) = (_mm512_set1_pd(1.0), _mm512_setzero_pd());
     // SAFETY: each array of the chunk holds B = 8 numbers.
     let load = |x: &[f64; B]| unsafe { _mm512_loadu_pd(x.as_ptr()) };
-    let pa: [__m512d; D] = std::array::from_fn(|k| _mm512_sub_pd(pv[k], load(&ch.a[k])));
+    let a: [__m512d; D] = std::array::from_fn(|k| load(&ch.a[k]));
     let ab: [__m512d; D] = std::array::from_fn(|k| load(&ch.ab[k]));
-    let mut dot = zero;
-    for k in 0..D {
-        dot = _mm512_fmadd_pd(pa[k], ab[k], dot);
-    }
-    // min(NaN, 1) is 1, as in the portable code: t stays in [0, 1].
-    let t = _mm512_max_pd(_mm512_min_pd(_mm512_mul_pd(dot, load(&ch.inv)), one), zero);
-    let mut d2 = zero;
-    for k in 0..D {
-        let v = _mm512_fnmadd_pd(t, ab[k], pa[k]);
-        d2 = _mm512_fmadd_pd(v, v, d2);
-    }
-    d2
+    // SAFETY: the CPU has AVX-512F (this function's contract).
+    unsafe { lanes_d2_avx512(pv, &a, &ab, load(&ch.inv)) }
 }
 
 /// [`Index::reach_of`]'s farthest point with AVX-512F, a point a lane,
@@ -1036,9 +1025,10 @@ unsafe fn points_in_lanes<const D: usize>(
     (pv, finite)
 }
 
-/// The fast squared distances from eight points (`pv`, a point a lane) to
-/// one segment (`a`, `ab`, `inv` in every lane): the arithmetic of
-/// [`chunk_d2_avx512`], operation for operation, so the same bits.
+/// The fast squared distances, lane by lane, from points `pv` to segments
+/// (`a`, `b − a`, `1/|b − a|²`): one point against eight segments
+/// ([`chunk_d2_avx512`]) or eight points against one segment (its numbers
+/// in every lane), the same arithmetic either way, so the same bits.
 ///
 /// # Safety
 /// The CPU must have AVX-512F.
@@ -1058,6 +1048,7 @@ unsafe fn lanes_d2_avx512<const D: usize>(
     for k in 0..D {
         dot = _mm512_fmadd_pd(pa[k], ab[k], dot);
     }
+    // min(NaN, 1) is 1, as in the portable code: t stays in [0, 1].
     let t = _mm512_max_pd(_mm512_min_pd(_mm512_mul_pd(dot, inv), one), zero);
     let mut d2 = zero;
     for k in 0..D {
