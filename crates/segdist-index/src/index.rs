@@ -1058,33 +1058,6 @@ unsafe fn lanes_d2_avx512<const D: usize>(
     d2
 }
 
-/// Calls `each(c, a, ab, inv)` for every candidate `c` of `g`, its
-/// numbers broadcast to all lanes.
-///
-/// # Safety
-/// The CPU must have AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-#[inline]
-unsafe fn each_candidate_avx512<const D: usize>(
-    g: &Group<D>,
-    mut each: impl FnMut(
-        usize,
-        &[std::arch::x86_64::__m512d; D],
-        &[std::arch::x86_64::__m512d; D],
-        std::arch::x86_64::__m512d,
-    ),
-) {
-    use std::arch::x86_64::*;
-    for (i, ch) in g.chunks.iter().enumerate() {
-        for l in 0..g.count.saturating_sub(i * B).min(B) {
-            let a: [__m512d; D] = std::array::from_fn(|k| _mm512_set1_pd(ch.a[k][l]));
-            let ab: [__m512d; D] = std::array::from_fn(|k| _mm512_set1_pd(ch.ab[k][l]));
-            each(i * B + l, &a, &ab, _mm512_set1_pd(ch.inv[l]));
-        }
-    }
-}
-
 /// [`Group::sift_points`] with AVX-512F, a point a lane. One pass keeps,
 /// lane by lane, the least scanned `d²`, its candidate (the first of the
 /// least) and the second least (of the multiset: a tie for least makes it
@@ -1125,20 +1098,16 @@ unsafe fn sift_points_avx512<const D: usize>(
             least[h] = _mm512_min_pd(least[h], d2);
         }
     };
-    if g.filled {
-        // SAFETY: as above.
-        unsafe { each_candidate_avx512(g, |c, a, ab, inv| each(g.slot[c] as usize, a, ab, inv)) };
-    } else {
-        // Straight from the leaves: `b − a` as `fill` computes it.
-        for &(j, mut mask) in &g.picked {
-            let (leaf, inv) = (&index.leaves[j as usize], &index.inv[j as usize]);
-            while mask != 0 {
-                let c = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                let a: [__m512d; D] = std::array::from_fn(|k| _mm512_set1_pd(leaf.lo[k][c]));
-                let ab: [__m512d; D] = std::array::from_fn(|k| _mm512_set1_pd(leaf.hi[k][c] - leaf.lo[k][c]));
-                each(j as usize * B + c, &a, &ab, _mm512_set1_pd(inv[c]));
-            }
+    // Straight from the leaves (what `gather` picked; `fill` leaves it):
+    // `b − a` as `fill` computes it.
+    for &(j, mut mask) in &g.picked {
+        let (leaf, inv) = (&index.leaves[j as usize], &index.inv[j as usize]);
+        while mask != 0 {
+            let c = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let a: [__m512d; D] = std::array::from_fn(|k| _mm512_set1_pd(leaf.lo[k][c]));
+            let ab: [__m512d; D] = std::array::from_fn(|k| _mm512_set1_pd(leaf.hi[k][c] - leaf.lo[k][c]));
+            each(j as usize * B + c, &a, &ab, _mm512_set1_pd(inv[c]));
         }
     }
     let (a, c, limit_cut) = g.cut_terms(limit);
@@ -2205,8 +2174,8 @@ mod tests {
     }
 
     /// The group sift with a point a lane (AVX-512), reading the
-    /// candidates from the leaves or from the columns `fill` makes, tells
-    /// every point what the point-by-point sift tells it, bit for bit, and
+    /// candidates from the leaves, tells every point what the
+    /// point-by-point sift on the columns `fill` makes tells it, bit for bit, and
     /// the reach's farthest point is the point-by-point one: on groups of 0
     /// to 16 points (some not finite) against 1 to 40 candidates with
     /// repeats (exact ties), zero lengths, and limits that cut some points
@@ -2255,13 +2224,10 @@ mod tests {
                 let limit = [f64::INFINITY, 0.05, 0.0][round % 3];
                 let want = filled.sift_points(&points, limit);
                 // SAFETY (both): the CPU has AVX-512F, checked above.
-                let from_leaves = unsafe { sift_points_avx512(&index, &picked, &points, limit) };
-                let from_columns = unsafe { sift_points_avx512(&index, &filled, &points, limit) };
-                for got in [from_leaves, from_columns] {
-                    assert_eq!((got.one, got.many), (want.one, want.many), "round {round}");
-                    for i in (0..len).filter(|i| want.one >> i & 1 != 0) {
-                        assert_eq!(got.slot[i], want.slot[i], "round {round}, point {i}");
-                    }
+                let got = unsafe { sift_points_avx512(&index, &picked, &points, limit) };
+                assert_eq!((got.one, got.many), (want.one, want.many), "round {round}");
+                for i in (0..len).filter(|i| want.one >> i & 1 != 0) {
+                    assert_eq!(got.slot[i], want.slot[i], "round {round}, point {i}");
                 }
                 ones += want.one.count_ones();
                 manys += want.many.count_ones();

@@ -108,7 +108,8 @@ pub(crate) fn give_back<T: Copy + 'static>(v: Vec<T>) {
 /// Values are staged eight at a time, then copied out a word at a time.
 pub(crate) struct Stream<'a, T> {
     room: &'a mut [MaybeUninit<T>],
-    /// Whether to stream at all (see [`new`](Self::new)).
+    /// Whether to stream (see [`new`](Self::new)), and `T` allows it
+    /// (`WORDS`).
     stream: bool,
     /// Values written to `room`.
     at: usize,
@@ -126,7 +127,7 @@ impl<'a, T: Copy> Stream<'a, T> {
     /// written plainly: its pages are faulted in and zeroed through the
     /// caches anyway (a new vector each call: 1.02 of the time streamed).
     pub(crate) fn new(room: &'a mut [MaybeUninit<T>], stream: bool) -> Self {
-        Stream { room, stream, at: 0, stage: [MaybeUninit::uninit(); STAGE], staged: 0 }
+        Stream { room, stream: stream && Self::WORDS, at: 0, stage: [MaybeUninit::uninit(); STAGE], staged: 0 }
     }
 
     /// Whether `T` goes out in whole words of 8 bytes, aligned (else
@@ -140,7 +141,7 @@ impl<'a, T: Copy> Stream<'a, T> {
     /// room, it is dropped.
     #[inline(always)]
     pub(crate) fn push(&mut self, x: T) {
-        if !Self::WORDS || !self.stream {
+        if !self.stream {
             if let Some(slot) = self.room.get_mut(self.at) {
                 slot.write(x);
                 self.at += 1;
@@ -150,23 +151,24 @@ impl<'a, T: Copy> Stream<'a, T> {
         self.stage[self.staged].write(x);
         self.staged += 1;
         if self.staged == STAGE {
-            self.flush(true);
+            self.flush();
         }
     }
 
-    /// Copies the staged values out (`stream`: by non-temporal stores).
+    /// Copies the staged values out: a full stage by non-temporal stores,
+    /// the rest (at the end, or where the room runs out) plainly.
     #[inline(never)]
-    fn flush(&mut self, stream: bool) {
+    fn flush(&mut self) {
         let n = self.staged.min(self.room.len() - self.at);
         let (src, dst) = (self.stage.as_ptr(), self.room[self.at..].as_mut_ptr());
         self.at += n;
         self.staged = 0;
         #[cfg(target_arch = "x86_64")]
-        if stream && n == STAGE {
+        if n == STAGE {
             // SAFETY: `dst` has room for the `STAGE` values (taken above)
-            // and is aligned to 8 bytes, as `src` is (`WORDS`, which `push`
-            // checked); their bytes, `STAGE` times a multiple of 8, are a
-            // whole number of 64-byte runs.
+            // and is aligned to 8 bytes, as `src` is (`WORDS`: values are
+            // staged only when streaming); their bytes, `STAGE` times a
+            // multiple of 8, are a whole number of 64-byte runs.
             unsafe { stream_lines(dst.cast(), src.cast(), std::mem::size_of::<T>() * STAGE / 64) };
             return;
         }
@@ -180,10 +182,11 @@ impl<'a, T: Copy> Stream<'a, T> {
     /// read by any thread once it is told so through the usual
     /// synchronisation.
     pub(crate) fn finish(mut self) -> usize {
-        self.flush(false);
+        // (Fewer than a full stage: copied plainly.)
+        self.flush();
         // The non-temporal stores are ordered before what follows.
         #[cfg(target_arch = "x86_64")]
-        if Self::WORDS && self.stream {
+        if self.stream {
             // SAFETY: SSE2 is part of x86-64.
             unsafe { std::arch::x86_64::_mm_sfence() };
         }
