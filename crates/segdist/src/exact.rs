@@ -12,6 +12,8 @@
 //! `1e-13` (relative) of a segment's line or of an endpoint's perpendicular,
 //! and for queries whose coordinates span more than ~900 binades.
 
+use core::cmp::Ordering;
+
 use num_bigint::{BigInt, Sign};
 use num_traits::{Signed, Zero};
 
@@ -193,10 +195,10 @@ pub(crate) fn signed_distance_plane(n: &[f64; 3], offset: f64, p: &[f64; 3]) -> 
     Ext::from_big(&num, e).div(norm).to_f64()
 }
 
-/// Exact test of `dist(p, segment)² <= r²` (`r >= 0`).
+/// Exact comparison of `dist(p, segment)²` with `r²` (`r >= 0`).
 #[cold]
 #[inline(never)]
-pub(crate) fn segment_within<const D: usize>(a: &[f64; D], b: &[f64; D], p: &[f64; D], r: f64) -> bool {
+pub(crate) fn segment_cmp<const D: usize>(a: &[f64; D], b: &[f64; D], p: &[f64; D], r: f64) -> Ordering {
     let g = Grid::new(a.iter().chain(b).chain(p).copied().chain([r]));
     let ai: Vec<BigInt> = a.iter().map(|&x| g.int(x)).collect();
     let ab: Vec<BigInt> = (0..D).map(|i| g.int(b[i]) - &ai[i]).collect();
@@ -208,13 +210,13 @@ pub(crate) fn segment_within<const D: usize>(a: &[f64; D], b: &[f64; D], p: &[f6
     let l = sq_norm(&ab);
     let n = dot(&ap, &ab);
     if l.is_zero() || !n.is_positive() {
-        return sq_norm(&ap) <= rr;
+        return sq_norm(&ap).cmp(&rr);
     }
     if n >= l {
         let bp: Vec<BigInt> = (0..D).map(|i| &ap[i] - &ab[i]).collect();
-        return sq_norm(&bp) <= rr;
+        return sq_norm(&bp).cmp(&rr);
     }
-    cross_sq::<D>(&ab, &ap) <= rr * l
+    cross_sq::<D>(&ab, &ap).cmp(&(rr * l))
 }
 
 #[cfg(test)]

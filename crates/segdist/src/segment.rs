@@ -1,5 +1,7 @@
 //! Point–segment queries: [`Segment`] and its result, [`Projection`].
 
+use core::cmp::Ordering;
+
 use crate::scalar::{narrow, widen, Dim, Scalar};
 use crate::{exact, fast, kernel, Line, Region};
 
@@ -219,7 +221,38 @@ impl<T: Scalar, const D: usize> Segment<T, D> {
     #[must_use]
     pub fn intersects_ball(&self, center: [T; D], r: T) -> bool {
         let () = Dim::<D>::CHECK;
-        within(&widen(&self.a), &widen(&self.b), &widen(&center), r.to_f64())
+        if r.to_f64().is_infinite() {
+            return false;
+        }
+        compare(&widen(&self.a), &widen(&self.b), &widen(&center), r.to_f64()).is_some_and(|o| o.is_le())
+    }
+
+    /// The exact comparison of the distance from `p` to the segment with
+    /// `r`: `Less` when the point is strictly closer than `r`, `Equal` when
+    /// exactly at `r`, `Greater` when farther. The predicate under
+    /// collision detection: `Less` is an overlap of a ball of radius `r`,
+    /// `Equal` a touch.
+    ///
+    /// Edge cases: `r < 0` gives `Greater` (a distance is never negative);
+    /// `r = +inf` gives `Less` for any finite input; NaN or any non-finite
+    /// coordinate gives `None`. Never panics.
+    ///
+    /// ```
+    /// use std::cmp::Ordering;
+    /// let wall = segdist::Segment2::new([0.0, 0.0], [10.0, 0.0]);
+    /// assert_eq!(wall.cmp_distance([5.0, 1.0], 1.0), Some(Ordering::Equal));
+    /// // 0.1 + 0.2 is not 0.3 in binary: decided on the values given, exactly.
+    /// assert_eq!(wall.cmp_distance([3.0, 0.1 + 0.2], 0.3), Some(Ordering::Greater));
+    /// assert_eq!(wall.cmp_distance([f64::NAN, 0.0], 1.0), None);
+    /// ```
+    #[must_use]
+    pub fn cmp_distance(&self, p: [T; D], r: T) -> Option<Ordering> {
+        let () = Dim::<D>::CHECK;
+        let (a, b, p) = (widen(&self.a), widen(&self.b), widen(&p));
+        if !a.iter().chain(&b).chain(&p).all(|x| x.is_finite()) {
+            return None;
+        }
+        compare(&a, &b, &p, r.to_f64())
     }
 
     /// The fast tier of [`intersects_ball`](Self::intersects_ball): Ericson's
@@ -337,15 +370,22 @@ fn fallback_normal<const D: usize>(a: &[f64; D], b: &[f64; D]) -> [f64; D] {
     n.map(|x| x / len)
 }
 
-/// Exact `dist(p, [a, b])² <= r²`, decided in floating point with a margin
-/// and in integers when too close to call.
-fn within<const D: usize>(a: &[f64; D], b: &[f64; D], p: &[f64; D], r: f64) -> bool {
-    if r.is_nan() || r < 0.0 || r.is_infinite() {
-        return false;
+/// Exact comparison of `dist(p, [a, b])` with `r` (`None` for NaN or
+/// non-finite input), decided in floating point with a margin and in
+/// integers when too close to call.
+fn compare<const D: usize>(a: &[f64; D], b: &[f64; D], p: &[f64; D], r: f64) -> Option<Ordering> {
+    if r.is_nan() {
+        return None;
     }
     let d2 = kernel::segment_distance(a, b, p).d2;
     if d2.is_nan() {
-        return false;
+        return None;
+    }
+    if r < 0.0 {
+        return Some(Ordering::Greater);
+    }
+    if r == f64::INFINITY {
+        return Some(Ordering::Less);
     }
     let rr = r * r;
     const LO: f64 = 1e-290;
@@ -354,11 +394,11 @@ fn within<const D: usize>(a: &[f64; D], b: &[f64; D], p: &[f64; D], r: f64) -> b
         // d2 is within one ulp of the exact value, rr within half an ulp.
         const M: f64 = 1.0 / (1u64 << 50) as f64;
         if d2 * (1.0 + M) < rr * (1.0 - M) {
-            return true;
+            return Some(Ordering::Less);
         }
         if d2 * (1.0 - M) > rr * (1.0 + M) {
-            return false;
+            return Some(Ordering::Greater);
         }
     }
-    exact::segment_within(a, b, p, r)
+    Some(exact::segment_cmp(a, b, p, r))
 }

@@ -272,6 +272,29 @@ fn ball_contact_is_decided_exactly() {
 }
 
 #[test]
+fn cmp_distance_is_exact_at_the_boundary() {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    let s: Segment2 = Segment2::new([0.0, 0.0], [10.0, 0.0]);
+    assert_eq!(s.cmp_distance([5.0, 1.0], 1.0), Some(Equal));
+    assert_eq!(s.cmp_distance([5.0, 1.0], f64::from_bits(1.0f64.to_bits() + 1)), Some(Less));
+    assert_eq!(s.cmp_distance([5.0, 1.0], f64::from_bits(1.0f64.to_bits() - 1)), Some(Greater));
+    assert_eq!(s.cmp_distance([5.0, 0.0], 0.0), Some(Equal)); // on the segment
+    assert_eq!(s.cmp_distance([5.0, 0.0], -1.0), Some(Greater));
+    assert_eq!(s.cmp_distance([5.0, 7.0], f64::INFINITY), Some(Less));
+    assert_eq!(s.cmp_distance([5.0, 7.0], f64::NAN), None);
+    assert_eq!(s.cmp_distance([f64::INFINITY, 7.0], 1.0), None);
+    // Against the reference on random near-tangent cases, both dimensions' kernels.
+    for (a, b, p) in generate::<2>("near_interior", 4, 500) {
+        let ex = exact(a, b, p, false);
+        let d = to_f64_approx(&ex.d2).sqrt();
+        for r in [d, f64::from_bits(d.to_bits() + 1), f64::from_bits(d.to_bits().saturating_sub(1))] {
+            let want = ex.d2.cmp(&(q(r) * q(r)));
+            assert_eq!(Segment2::new(a, b).cmp_distance(p, r), Some(want), "{a:?} {b:?} {p:?} r={r}");
+        }
+    }
+}
+
+#[test]
 fn push_out_moves_ball_to_contact() {
     let wall: Segment2 = Segment2::new([0.0, 0.0], [10.0, 0.0]);
     assert_eq!(wall.push_out([5.0, -0.5], 2.0), Some([0.0, -1.5]));
