@@ -72,3 +72,23 @@ pub use mover::{Agent, Move, MoveOptions, Stopped};
 pub use point::Point;
 pub use query::{Contact, Feature, Resolution};
 pub use walls::{BuildError, Wall, WallSet, WallSetBuilder};
+
+/// Hooks for this crate's own tests. Not part of the API.
+#[doc(hidden)]
+pub mod __testing {
+    use crate::{Move, MoveOptions, Point, WallSet};
+
+    /// A move and the centre after each of its straight pieces (the
+    /// push-out first), so tests can check every piece.
+    pub fn move_legs<P: Point>(
+        walls: &WallSet,
+        position: P,
+        radius: P::Scalar,
+        motion: P,
+        opts: &MoveOptions,
+    ) -> (Move<P>, Vec<[f64; 2]>) {
+        let mut legs = Vec::new();
+        let m = walls.slide(position, radius, motion, opts, |p| legs.push(p));
+        (m, legs)
+    }
+}

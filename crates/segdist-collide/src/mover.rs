@@ -61,9 +61,6 @@ pub enum Stopped {
     Blocked,
     /// `max_iterations` casts were made with motion still left.
     Iterations,
-    /// The circle started overlapping walls and could not be pushed free
-    /// (a gap narrower than it); it was not moved further.
-    Stuck,
     /// The input was not finite (or the radius negative): nothing moved.
     Invalid,
 }
@@ -86,7 +83,8 @@ pub enum Stopped {
 pub struct Move<P: Point> {
     /// Where the centre ends. The circle overlaps no wall there, and no
     /// part of the move crossed or overlapped one (decided exactly, on the
-    /// rounded coordinates), unless `stopped` is `Stuck` or `Invalid`.
+    /// rounded coordinates), unless `trapped` (below) or `stopped` is
+    /// `Invalid` (then it is the start, unmoved).
     pub position: P,
     /// Why it stopped there.
     pub stopped: Stopped,
@@ -96,6 +94,11 @@ pub struct Move<P: Point> {
     pub contact: Option<CastHit<P>>,
     /// Pushes made to free the circle at the start (0 when it was free).
     pub pushes: u32,
+    /// The circle started overlapping walls and no push could free it (a
+    /// gap narrower than it, as a nook it entered through a one-sided
+    /// wall): the move went on from the start, free to leave those walls
+    /// but never deeper into them, and may end overlapping them.
+    pub trapped: bool,
 }
 
 /// One circle to move: where it is, its radius and the motion wanted this
@@ -141,18 +144,32 @@ impl WallSet {
     /// ```
     #[must_use]
     pub fn move_and_slide<P: Point>(&self, position: P, radius: P::Scalar, motion: P, opts: &MoveOptions) -> Move<P> {
+        self.slide(position, radius, motion, opts, |_| {})
+    }
+
+    /// [`move_and_slide`](Self::move_and_slide), calling `leg` with the
+    /// centre after each straight piece of the move (the push-out first).
+    pub(crate) fn slide<P: Point>(
+        &self,
+        position: P,
+        radius: P::Scalar,
+        motion: P,
+        opts: &MoveOptions,
+        mut leg: impl FnMut([f64; 2]),
+    ) -> Move<P> {
         let (c, r, d) = (wide(position), radius.to_f64(), wide(motion));
-        let invalid = Move { position, stopped: Stopped::Invalid, hits: 0, contact: None, pushes: 0 };
+        let invalid = Move { position, stopped: Stopped::Invalid, hits: 0, contact: None, pushes: 0, trapped: false };
         if !(c.iter().chain(&d).all(|x| x.is_finite()) && r >= 0.0 && r.is_finite()) {
             return invalid;
         }
         let skin = if opts.skin.is_finite() { opts.skin.max(0.0) } else { 0.0 };
         let big = r + r * skin;
         SCRATCH.with_borrow_mut(|(cands, more)| {
-            let (mut p, pushes, free) = self.resolve_in::<P>(c, r, 8, more);
-            if !free {
-                return Move { position: narrow(p), stopped: Stopped::Stuck, hits: 0, contact: None, pushes };
-            }
+            let (pushed, pushes, free) = self.resolve_in::<P>(c, r, 8, more);
+            // Trapped (no free place near): move on from the start; the casts
+            // let it leave the walls it overlaps, never go deeper.
+            let mut p = if free { pushed } else { c };
+            leg(p);
             // Every cast of this move stays within |motion| (and a little
             // more from the overclip) of p: one grid query serves them all.
             let reach = 1.01 * d[0].abs().max(d[1].abs()) * core::f64::consts::SQRT_2 + big;
@@ -170,10 +187,12 @@ impl WallSet {
                 }
                 let Some(stop) = self.cast_in::<P>(cands, p, e, big, r) else {
                     p = e;
+                    leg(p);
                     stopped = Stopped::Completed;
                     break;
                 };
                 p = stop.p;
+                leg(p);
                 let n = stop.touch.n;
                 contact = Some(stop);
                 let left = 1.0 - stop.s;
@@ -196,7 +215,7 @@ impl WallSet {
                     break;
                 }
             }
-            Move { position: narrow(p), stopped, hits, contact: contact.map(hit_of), pushes }
+            Move { position: narrow(p), stopped, hits, contact: contact.map(hit_of), pushes, trapped: !free }
         })
     }
 

@@ -143,20 +143,24 @@ pub(crate) fn entry(c: [f64; 2], d: [f64; 2], a: [f64; 2], b: [f64; 2], r: f64) 
         let n = [-ab[1] / len, ab[0] / len];
         let h0 = n[0] * (c[0] - a[0]) + n[1] * (c[1] - a[1]);
         let hv = n[0] * d[0] + n[1] * d[1];
+        // Where the band's entry is at a vertex, rounding may put it a hair
+        // outside [0, 1]: accept it there (its estimate is far better than
+        // the disc's near-tangent root; the cast checks either exactly).
         let along = |s: f64| ((c[0] + s * d[0] - a[0]) * ab[0] + (c[1] + s * d[1] - a[1]) * ab[1]) / (len * len);
+        const ON: core::ops::RangeInclusive<f64> = -1e-9..=1.0 + 1e-9;
         if h0.abs() <= r {
-            if (0.0..=1.0).contains(&along(0.0)) {
+            if ON.contains(&along(0.0)) {
                 best = 0.0;
             }
         } else if h0 * hv < 0.0 {
             let s = (h0.abs() - r) / hv.abs();
-            if s <= 1.0 && (0.0..=1.0).contains(&along(s)) {
+            if s <= 1.0 && ON.contains(&along(s)) {
                 best = best.min(s);
             }
         }
         if hv != 0.0 {
             let s = (-h0 / hv).clamp(0.0, 1.0);
-            if (0.0..=1.0).contains(&along(s)) {
+            if ON.contains(&along(s)) {
                 let gap = (h0 + s * hv).abs();
                 if gap < closest.0 {
                     closest = (gap, s);
