@@ -6,6 +6,7 @@
 //! cargo run --release -p segdist-bench -- batch [--quick]
 //! cargo run --release -p segdist-bench -- nearest [--quick]
 //! cargo run --release -p segdist-bench -- geo [--quick]
+//! cargo run --release -p segdist-bench -- collide [--quick]   # circles among walls; JSON lines of their own (walls, agents, ns_per_agent_step, ...)
 //! cargo run --release -p segdist-bench -- nearest-scale [--quick]   # 10 M segments, 100 M points
 //! cargo run --release -p segdist-bench -- snap-data DIR [POINTS] [SEGMENTS]   # for scripts/snap_e2e.sh
 //! ```
@@ -17,6 +18,7 @@
 //! every implementation alike.
 
 mod batch;
+mod collide;
 mod geo;
 mod nearest;
 mod peers;
@@ -48,13 +50,17 @@ fn main() {
         geo::run(quick);
         known = true;
     }
+    if what.is_empty() || what.contains(&"collide") {
+        collide::run(quick);
+        known = true;
+    }
     // Not in the default set: minutes, and gigabytes.
     if what.contains(&"nearest-scale") {
         nearest::run_scale(quick);
         known = true;
     }
     if !known {
-        eprintln!("usage: segdist-bench [scalar] [batch] [nearest] [geo] [nearest-scale] [--quick]");
+        eprintln!("usage: segdist-bench [scalar] [batch] [nearest] [geo] [collide] [nearest-scale] [--quick]");
         std::process::exit(2);
     }
 }

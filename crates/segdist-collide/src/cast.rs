@@ -100,12 +100,11 @@ impl WallSet {
         Some(hit_of(stop))
     }
 
-    /// The walls near the move `c → e` for a circle of radius `r`, sorted.
+    /// The walls near the move `c → e` for a circle of radius `r`.
     pub(crate) fn near_move(&self, c: [f64; 2], e: [f64; 2], r: f64, cands: &mut Vec<u32>) {
         let lo = [c[0].min(e[0]) - r, c[1].min(e[1]) - r];
         let hi = [c[0].max(e[0]) + r, c[1].max(e[1]) + r];
         self.grid.query(lo, hi, cands);
-        cands.sort_unstable();
     }
 
     /// The engine: the move `c → e` (both already in `P`'s type) of a circle

@@ -61,6 +61,7 @@
 #![forbid(unsafe_code)]
 
 mod cast;
+mod demo;
 mod mover;
 mod point;
 mod predicates;
@@ -76,6 +77,7 @@ pub use walls::{BuildError, Wall, WallSet, WallSetBuilder};
 /// Hooks for this crate's own tests. Not part of the API.
 #[doc(hidden)]
 pub mod __testing {
+    pub use crate::demo::{maze, maze_walls, Crowd, Rng};
     use crate::{Move, MoveOptions, Point, WallSet};
 
     /// A move and the centre after each of its straight pieces (the

@@ -165,15 +165,23 @@ impl WallSet {
         let skin = if opts.skin.is_finite() { opts.skin.max(0.0) } else { 0.0 };
         let big = r + r * skin;
         SCRATCH.with_borrow_mut(|(cands, more)| {
-            let (pushed, pushes, free) = self.resolve_in::<P>(c, r, 8, more);
-            // Trapped (no free place near): move on from the start; the casts
-            // let it leave the walls it overlaps, never go deeper.
-            let mut p = if free { pushed } else { c };
-            leg(p);
             // Every cast of this move stays within |motion| (and a little
-            // more from the overclip) of p: one grid query serves them all.
+            // more from the overclip) of the start: one grid query serves
+            // them all, and the check for an overlap at the start.
             let reach = 1.01 * d[0].abs().max(d[1].abs()) * core::f64::consts::SQRT_2 + big;
-            self.near_move(p, p, reach, cands);
+            self.near_move(c, c, reach, cands);
+            let (mut p, pushes, free) = if self.overlaps_any(cands, c, r) {
+                let (pushed, pushes, free) = self.resolve_in::<P>(c, r, 8, more);
+                if free && pushed != c {
+                    self.near_move(pushed, pushed, reach, cands);
+                }
+                // Trapped (no free place near): move on from the start; the
+                // casts let it leave the walls it overlaps, never go deeper.
+                (if free { pushed } else { c }, pushes, free)
+            } else {
+                (c, 0, true)
+            };
+            leg(p);
             let mut rem = d;
             let mut normals: [[f64; 2]; 2] = [[0.0; 2]; 2];
             let mut hits = 0u32;

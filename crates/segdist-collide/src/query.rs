@@ -240,7 +240,6 @@ impl WallSet {
         for it in 0..=max {
             let reach = r + margin;
             self.grid.query([p[0] - reach, p[1] - reach], [p[0] + reach, p[1] + reach], cands);
-            cands.sort_unstable();
             touches.clear();
             let mut overlapping = false;
             for &id in cands.iter() {
@@ -268,6 +267,22 @@ impl WallSet {
             }
         }
         (p, max, false)
+    }
+}
+
+impl WallSet {
+    /// Does the circle overlap any of the walls `cands` (exactly; `r = 0`
+    /// never overlaps)? The mover's check before it calls `resolve_in`.
+    #[inline]
+    pub(crate) fn overlaps_any(&self, cands: &[u32], c: [f64; 2], r: f64) -> bool {
+        cands.iter().any(|&id| {
+            let w = &self.walls[id as usize];
+            let apart = w.a[0].min(w.b[0]) - c[0] >= r
+                || c[0] - w.a[0].max(w.b[0]) >= r
+                || w.a[1].min(w.b[1]) - c[1] >= r
+                || c[1] - w.a[1].max(w.b[1]) >= r;
+            !apart && !behind(w, c) && cmp_point(w.a, w.b, c, r) == Ordering::Less
+        })
     }
 }
 
