@@ -170,6 +170,14 @@ impl WallSet {
             // them all, and the check for an overlap at the start.
             let reach = 1.01 * d[0].abs().max(d[1].abs()) * core::f64::consts::SQRT_2 + big;
             self.near_move(c, c, reach, cands);
+            if cands.is_empty() {
+                // No wall's box within reach of any position this move can
+                // take: all of it is free (most moves, in open space).
+                let e = round::<P>([c[0] + d[0], c[1] + d[1]]);
+                leg(c);
+                leg(e);
+                return Move { position: narrow(e), stopped: Stopped::Completed, hits: 0, contact: None, pushes: 0, trapped: false };
+            }
             let (mut p, pushes, free) = if self.overlaps_any(cands, c, r) {
                 let (pushed, pushes, free) = self.resolve_in::<P>(c, r, 8, more);
                 if free && pushed != c {

@@ -114,7 +114,8 @@ impl WallSetBuilder {
 
     /// Sets the grid's cell size (in the walls' units). By default it is the
     /// median wall length, raised where needed so that the grid has at most
-    /// about four cells per wall. Cells about as wide as one step of the
+    /// about four cells per wall; a size given here is raised only where
+    /// the grid would have more than 256 cells per wall. Cells about as wide as one step of the
     /// largest agent (its diameter plus its motion) are fastest.
     ///
     /// ```
@@ -394,7 +395,8 @@ const LEFT: u32 = 1 << 28;
 /// The cell is in the bottom row of the wall's rectangle of cells.
 const BOTTOM: u32 = 1 << 29;
 /// The wall's cover is not a rectangle (a long diagonal wall): a query
-/// removes its repeats by search.
+/// removes its repeats by search (its entries carry `LEFT | BOTTOM` too, so
+/// the flags never skip them).
 const WALK: u32 = 1 << 30;
 
 /// A grid entry: the wall's id and flags (`tag`), and its bounding box
@@ -431,6 +433,8 @@ pub(crate) struct Grid {
     pub(crate) h: f64,
     inv_h: f64,
     n: [usize; 2],
+    /// `n - 1` as `f64`: the last column and row.
+    last: [f64; 2],
     start: Vec<u32>,
     items: Vec<Entry>,
 }
@@ -454,7 +458,15 @@ impl Grid {
         let ext = [hi[0] - lo[0], hi[1] - lo[1]];
         let max_cells = 4.0 * walls.len() as f64 + 64.0;
         let h = match cell {
-            Some(h) => h,
+            // A cell size of the caller's, raised where the grid would have
+            // more than 64 cells per wall (memory), or more than 2^31 cells.
+            Some(mut h) => {
+                let cap = (64.0 * max_cells).min(2f64.powi(31));
+                while (ext[0] / h + 2.0) * (ext[1] / h + 2.0) > cap {
+                    h *= 1.25;
+                }
+                h
+            }
             None => {
                 let mut len: Vec<f64> = walls.iter().map(|w| (w.b[0] - w.a[0]).hypot(w.b[1] - w.a[1])).collect();
                 len.sort_unstable_by(f64::total_cmp);
@@ -475,7 +487,8 @@ impl Grid {
         // cells rather than on their edges.
         let origin = [lo[0] - 0.5 * h, lo[1] - 0.5 * h];
         let n = [((ext[0] / h) as usize).saturating_add(2).max(1), ((ext[1] / h) as usize).saturating_add(2).max(1)];
-        let mut g = Grid { origin, h, inv_h: 1.0 / h, n, start: Vec::new(), items: Vec::new() };
+        let last = [(n[0] - 1) as f64, (n[1] - 1) as f64];
+        let mut g = Grid { origin, h, inv_h: 1.0 / h, n, last, start: Vec::new(), items: Vec::new() };
         let mut pairs: Vec<(u32, u32)> = Vec::new();
         for (i, w) in walls.iter().enumerate() {
             g.rasterize(w, |cell, flags| pairs.push((cell as u32, i as u32 | flags)));
@@ -514,16 +527,11 @@ impl Grid {
     /// The cell column (`k = 0`) or row (`k = 1`) of coordinate `v`, clamped.
     #[inline]
     fn index(&self, v: f64, k: usize) -> usize {
-        let f = (v - self.origin[k]) * self.inv_h;
-        // Truncation is the floor on [0, n - 1), and cheaper than a floor
-        // call on x86-64's baseline; NaN lands in the last cell.
-        if f < 0.0 {
-            0
-        } else if f < (self.n[k] - 1) as f64 {
-            f as usize
-        } else {
-            self.n[k] - 1
-        }
+        // Clamped in floating point (NaN goes to 0), then truncated, which
+        // is the floor there: cheaper than a floor call on x86-64's
+        // baseline and than a saturating conversion to usize.
+        let f = ((v - self.origin[k]) * self.inv_h).max(0.0).min(self.last[k]);
+        f as u32 as usize
     }
 
     /// Calls `f` with every cell the wall may meet (a conservative cover:
@@ -552,7 +560,7 @@ impl Grid {
             let y1 = w.a[1] + (x1 - w.a[0]) * slope;
             let (ja, jb) = (self.index(y0.min(y1) - m, 1).max(j0), self.index(y0.max(y1) + m, 1).min(j1));
             for j in ja..=jb {
-                f(j * self.n[0] + i, WALK);
+                f(j * self.n[0] + i, WALK | LEFT | BOTTOM);
             }
         }
     }
@@ -568,29 +576,31 @@ impl Grid {
         let m = self.margin(lo[0].abs().max(lo[1].abs()).max(hi[0].abs()).max(hi[1].abs()));
         let (i0, i1) = (self.index(lo[0] - m, 0), self.index(hi[0] + m, 0));
         let (j0, j1) = (self.index(lo[1] - m, 1), self.index(hi[1] + m, 1));
-        let meets = |e: &Entry| {
-            f64::from(e.lo[0]) <= hi[0]
-                && f64::from(e.hi[0]) >= lo[0]
-                && f64::from(e.lo[1]) <= hi[1]
-                && f64::from(e.hi[1]) >= lo[1]
-        };
-        for j in j0..=j1 {
+        // The query box rounded outwards to f32: an entry's box (rounded
+        // outwards too) that misses it misses the exact box.
+        // (2^-20 of the magnitude is more than f32's rounding; the floor
+        // covers f32's subnormals.)
+        let pad = |x: f64| x.abs() * (1.0 / 1_048_576.0) + 1e-30;
+        let qlo = [(lo[0] - pad(lo[0])) as f32, (lo[1] - pad(lo[1])) as f32];
+        let qhi = [(hi[0] + pad(hi[0])) as f32, (hi[1] + pad(hi[1])) as f32];
+        let meets = |e: &Entry| e.lo[0] <= qhi[0] && e.hi[0] >= qlo[0] && e.lo[1] <= qhi[1] && e.hi[1] >= qlo[1];
+        for j in j0..j1 + 1 {
             // An entry counts where its cell is the lower-left one of the
             // wall's rectangle and the query's: in the query's first column
             // or the wall's, and in its first row or the wall's. A row's
             // cells are contiguous: the first cell, then the rest.
             let bottom = if j == j0 { 0 } else { BOTTOM };
             let row = j * self.n[0];
-            let (a, b, c) =
-                (self.start[row + i0] as usize, self.start[row + i0 + 1] as usize, self.start[row + i1 + 1] as usize);
-            for (k, e) in self.items[a..c].iter().enumerate() {
-                let need = if a + k < b { bottom } else { bottom | LEFT };
-                if e.tag & WALK != 0 {
-                    if meets(e) && !out.contains(&(e.tag & ID)) {
-                        out.push(e.tag & ID);
+            let (a, b, c) = (self.start[row + i0] as usize, self.start[row + i0 + 1] as usize, self.start[row + i1 + 1] as usize);
+            for (need, cell) in [(bottom, &self.items[a..b]), (bottom | LEFT, &self.items[b..c])] {
+                for e in cell {
+                    if e.tag & need == need && meets(e) {
+                        if e.tag & WALK == 0 {
+                            out.push(e.tag & ID);
+                        } else if !out.contains(&(e.tag & ID)) {
+                            out.push(e.tag & ID);
+                        }
                     }
-                } else if e.tag & need == need && meets(e) {
-                    out.push(e.tag & ID);
                 }
             }
         }
