@@ -77,6 +77,53 @@ fn crosses(c: [f64; 2], p: [f64; 2], a: [f64; 2], b: [f64; 2]) -> bool {
     (o3 < 0.0 && o4 > 0.0) || (o3 > 0.0 && o4 < 0.0)
 }
 
+/// Is the segment `[c, p]` certainly farther than `r` from the wall
+/// `[a, b]` along one of the wall's own axes: both ends on the same side of
+/// its line, or both beyond the same end, by more than `r`? A filter with
+/// a stated error bound (`false` decides nothing): with `ab = b − a`,
+/// `q − a` and the products rounded, the cross product `ab × (q − a)` and
+/// the dot product `ab·(q − a)` are within `8u·S` of their exact values (`S`
+/// the sum of the absolute products, `u = 2^-53`), and `L = |ab|²` within
+/// `8u·L`; the margin `2^-40` on the squares covers the rest.
+#[inline]
+fn apart(c: [f64; 2], p: [f64; 2], a: [f64; 2], b: [f64; 2], r: f64) -> bool {
+    const E: f64 = 8.0 * U;
+    let ab = [b[0] - a[0], b[1] - a[1]];
+    let l = ab[0] * ab[0] + ab[1] * ab[1];
+    let need = r * r * l * (1.0 + 1.0 / (1u64 << 40) as f64) + 1e-290;
+    let (ac, ap) = ([c[0] - a[0], c[1] - a[1]], [p[0] - a[0], p[1] - a[1]]);
+    // The side of the line: |cross| less its error, squared, against r²·L.
+    let side = |q: [f64; 2]| {
+        let (x, y) = (ab[0] * q[1], ab[1] * q[0]);
+        let cr = x - y;
+        let t = cr.abs() - E * (x.abs() + y.abs());
+        (t > 0.0 && t * t > need, cr > 0.0)
+    };
+    let ((fc, sc), (fp, sp)) = (side(ac), side(ap));
+    if fc && fp && sc == sp {
+        return true;
+    }
+    // Beyond the start (dot < 0) or the end (dot > L) by more than r.
+    let along = |q: [f64; 2]| {
+        let (x, y) = (ab[0] * q[0], ab[1] * q[1]);
+        (x + y, E * (x.abs() + y.abs()))
+    };
+    let ((dc, ec), (dp, ep)) = (along(ac), along(ap));
+    let before = |d: f64, e: f64| {
+        let t = -d - e;
+        t > 0.0 && t * t > need
+    };
+    if before(dc, ec) && before(dp, ep) {
+        return true;
+    }
+    let lmax = l * (1.0 + E);
+    let after = |d: f64, e: f64| {
+        let t = d - e - lmax;
+        t > 0.0 && t * t > need
+    };
+    after(dc, ec) && after(dp, ep)
+}
+
 /// Does a circle of radius `r` moved straight from `c` to `p` overlap the
 /// wall `[a, b]` at some point on the way (distance `< r`; for `r = 0`,
 /// distance `0`)? Exact for finite input.
@@ -89,6 +136,9 @@ pub(crate) fn path_meets(c: [f64; 2], p: [f64; 2], a: [f64; 2], b: [f64; 2], r: 
         || a[1].min(b[1]) - c[1].max(p[1]) > r
         || c[1].min(p[1]) - a[1].max(b[1]) > r
     {
+        return false;
+    }
+    if a != b && max_abs(&[a, b, c, p]) < 1e140 && apart(c, p, a, b, r) {
         return false;
     }
     let hit = |o: Ordering| if r == 0.0 { o != Ordering::Greater } else { o == Ordering::Less };
