@@ -159,7 +159,9 @@ impl WallSet {
     ) -> Move<P> {
         let (c, r, d) = (wide(position), radius.to_f64(), wide(motion));
         let invalid = Move { position, stopped: Stopped::Invalid, hits: 0, contact: None, pushes: 0, trapped: false };
-        if !(c.iter().chain(&d).all(|x| x.is_finite()) && r >= 0.0 && r.is_finite()) {
+        // One test for all five numbers: a NaN or an infinity makes the
+        // sum of differences NaN.
+        if !((c[0] - c[0]) + (c[1] - c[1]) + (d[0] - d[0]) + (d[1] - d[1]) + (r - r) == 0.0 && r >= 0.0) {
             return invalid;
         }
         let skin = if opts.skin.is_finite() { opts.skin.max(0.0) } else { 0.0 };
@@ -168,20 +170,32 @@ impl WallSet {
             // Every cast of this move stays within |motion| (and a little
             // more from the overclip) of the start: one grid query serves
             // them all, and the check for an overlap at the start.
-            let reach = 1.01 * d[0].abs().max(d[1].abs()) * core::f64::consts::SQRT_2 + big;
-            self.near_move(c, c, reach, cands);
+            // The walls near the straight move: usually all a move needs
+            // (and, with none, it is free: most moves, in open space). A
+            // slide re-asks for every wall within reach of the start.
+            let straight = round::<P>([c[0] + d[0], c[1] + d[1]]);
+            self.near_move(c, straight, big, cands);
             if cands.is_empty() {
-                // No wall's box within reach of any position this move can
-                // take: all of it is free (most moves, in open space).
-                let e = round::<P>([c[0] + d[0], c[1] + d[1]]);
                 leg(c);
-                leg(e);
-                return Move { position: narrow(e), stopped: Stopped::Completed, hits: 0, contact: None, pushes: 0, trapped: false };
+                leg(straight);
+                return Move {
+                    position: narrow(straight),
+                    stopped: Stopped::Completed,
+                    hits: 0,
+                    contact: None,
+                    pushes: 0,
+                    trapped: false,
+                };
             }
+            // Every cast of this move stays within |motion| (and a little
+            // more from the overclip) of the start.
+            let reach = 1.01 * d[0].abs().max(d[1].abs()) * core::f64::consts::SQRT_2 + big;
+            let mut wide_query = false;
             let (mut p, pushes, free) = if self.overlaps_any(cands, c, r) {
                 let (pushed, pushes, free) = self.resolve_in::<P>(c, r, 8, more);
                 if free && pushed != c {
-                    self.near_move(pushed, pushed, reach, cands);
+                    self.near_move(c, c, reach, cands);
+                    wide_query = true;
                 }
                 // Trapped (no free place near): move on from the start; the
                 // casts let it leave the walls it overlaps, never go deeper.
@@ -200,6 +214,10 @@ impl WallSet {
                 if e == p {
                     stopped = Stopped::Completed;
                     break;
+                }
+                if !wide_query && (p != c || e != straight) {
+                    self.near_move(c, c, reach, cands);
+                    wide_query = true;
                 }
                 let Some(stop) = self.cast_in::<P>(cands, p, e, big, r) else {
                     p = e;

@@ -583,7 +583,7 @@ impl Grid {
         let pad = |x: f64| x.abs() * (1.0 / 1_048_576.0) + 1e-30;
         let qlo = [(lo[0] - pad(lo[0])) as f32, (lo[1] - pad(lo[1])) as f32];
         let qhi = [(hi[0] + pad(hi[0])) as f32, (hi[1] + pad(hi[1])) as f32];
-        let meets = |e: &Entry| e.lo[0] <= qhi[0] && e.hi[0] >= qlo[0] && e.lo[1] <= qhi[1] && e.hi[1] >= qlo[1];
+        let mut walked = 0;
         for j in j0..j1 + 1 {
             // An entry counts where its cell is the lower-left one of the
             // wall's rectangle and the query's: in the query's first column
@@ -591,18 +591,30 @@ impl Grid {
             // cells are contiguous: the first cell, then the rest.
             let bottom = if j == j0 { 0 } else { BOTTOM };
             let row = j * self.n[0];
-            let (a, b, c) = (self.start[row + i0] as usize, self.start[row + i0 + 1] as usize, self.start[row + i1 + 1] as usize);
-            for (need, cell) in [(bottom, &self.items[a..b]), (bottom | LEFT, &self.items[b..c])] {
-                for e in cell {
-                    if e.tag & need == need && meets(e) {
-                        if e.tag & WALK == 0 {
-                            out.push(e.tag & ID);
-                        } else if !out.contains(&(e.tag & ID)) {
-                            out.push(e.tag & ID);
-                        }
-                    }
-                }
+            let (a, b, c) =
+                (self.start[row + i0] as usize, self.start[row + i0 + 1] as usize, self.start[row + i1 + 1] as usize);
+            // Branch-free: each entry is written, and kept (the end moves
+            // past it) only if it counts; whether an entry's box meets the
+            // query is a coin toss for the branch predictor.
+            let base = out.len();
+            out.resize(base + (c - a), 0);
+            let mut k = base;
+            for (n, e) in self.items[a..c].iter().enumerate() {
+                let need = if a + n < b { bottom } else { bottom | LEFT };
+                let meets = (e.lo[0] <= qhi[0]) & (e.hi[0] >= qlo[0]) & (e.lo[1] <= qhi[1]) & (e.hi[1] >= qlo[1]);
+                out[k] = e.tag;
+                k += usize::from(meets & (e.tag & need == need));
             }
+            out.truncate(k);
+        }
+        for t in out.iter_mut() {
+            walked |= *t & WALK;
+            *t &= ID;
+        }
+        if walked != 0 {
+            // A long diagonal wall is listed in every cell of its cover.
+            out.sort_unstable();
+            out.dedup();
         }
     }
 }
