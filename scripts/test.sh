@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # Every test of the project: the Rust workspace (unit, integration and doc
-# tests, and the README's examples), then the Python package's suite.
+# tests, and the README's examples), the collision layer's optional
+# features and its example, then the Python package's suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo test --workspace --locked
+# The collision layer with its glam and mint types, and its example run
+# short: a crowd in a maze, judged every frame (exits 1 on any overlap or
+# crossing).
+cargo test -p segdist-collide --features glam,mint --locked --test interop
+cargo run --release --locked -p segdist-collide --example crowd -- --agents 2000 --frames 60 --size 60 --out target/crowd-test.svg
 scripts/test-python.sh

@@ -158,9 +158,10 @@ pub fn run(quick: bool) {
     let start = Crowd::new(&walls, size, size, agents, 0.05, 11, 0.0);
     eprintln!("collide: {n} walls ({size}×{size} maze), {agents} agents, {frames} frames");
 
-    // move_and_slide: segdist on one and two threads. Only the moves are
-    // timed (steering and applying them are the game's), each
-    // implementation from the same start, turns interleaved.
+    // move_and_slide: segdist on one and two threads, rapier on one (fewer
+    // frames: it is slow). Only the moves are timed (steering and applying
+    // them are the game's), each implementation from the same start, turns
+    // interleaved, the median of each.
     let pools: Vec<rayon::ThreadPool> =
         [1, 2].iter().map(|&t| rayon::ThreadPoolBuilder::new().num_threads(t).build().expect("pool")).collect();
     let run_with = |pool: &rayon::ThreadPool| {
@@ -174,50 +175,179 @@ pub fn run(quick: bool) {
             secs += t.elapsed().as_secs_f64();
             crowd.apply(&moves);
         }
-        secs
+        secs / (agents * frames) as f64
     };
-    let times = medians(if quick { 2 } else { 5 }, &mut [&mut || run_with(&pools[0]), &mut || run_with(&pools[1])]);
+    let rapier = Rapier::new(&segs);
+    let rframes = (frames / 5).max(2);
+    let run_rapier = || {
+        let mut crowd = start.clone();
+        let mut secs = 0.0;
+        for _ in 0..rframes {
+            crowd.steer();
+            let t = Instant::now();
+            let moved = rapier.step(&crowd.agents);
+            secs += t.elapsed().as_secs_f64();
+            for (i, (p, nrm)) in moved.into_iter().enumerate() {
+                crowd.apply_one(i, p, nrm);
+            }
+        }
+        secs / (agents * rframes) as f64
+    };
+    let reps = if quick { 3 } else { 7 };
+    let times = medians(reps, &mut [&mut || run_with(&pools[0]), &mut || run_with(&pools[1]), &mut || run_rapier()]);
     let (pen, crossed) = judged(&mut start.clone(), frames, &judge, |c| {
         let mut moves = Vec::new();
         c.step(&walls, &opts, &mut moves);
     });
-    let steps = (agents * frames) as f64;
-    for (t, threads) in times.iter().zip([1, 2]) {
-        line("move_and_slide", "segdist-collide", n, agents, threads, t * 1e9 / steps, pen.max(0.0), crossed);
-        eprintln!(
-            "  move_and_slide segdist-collide, {threads} thread(s): {:.1} ns per agent step, {:.3} ms a frame",
-            t * 1e9 / steps,
-            t * 1e3 / frames as f64
-        );
-    }
-
-    // rapier's character controller, one thread, fewer frames (it is slow),
-    // timed the same way.
-    let rapier = Rapier::new(&segs);
-    let rframes = (frames / 5).max(2);
-    let mut crowd = start.clone();
-    let mut secs = 0.0;
-    for _ in 0..rframes {
-        crowd.steer();
-        let t = Instant::now();
-        let moved = rapier.step(&crowd.agents);
-        secs += t.elapsed().as_secs_f64();
-        for (i, (p, nrm)) in moved.into_iter().enumerate() {
-            crowd.apply_one(i, p, nrm);
-        }
-    }
     let (rpen, rcross) = judged(&mut start.clone(), rframes, &judge, |c| {
         c.steer();
         for (i, (p, nrm)) in rapier.step(&c.agents).into_iter().enumerate() {
             c.apply_one(i, p, nrm);
         }
     });
-    let rns = secs * 1e9 / (agents * rframes) as f64;
-    line("move_and_slide", "rapier KinematicCharacterController", n, agents, 1, rns, rpen.max(0.0), rcross);
+    for (t, threads) in times[..2].iter().zip([1, 2]) {
+        line("move_and_slide", "segdist-collide", n, agents, threads, t * 1e9, pen.max(0.0), crossed);
+        eprintln!(
+            "  move_and_slide segdist-collide, {threads} thread(s): {:.1} ns per agent step, {:.3} ms a frame",
+            t * 1e9,
+            t * 1e3 * agents as f64
+        );
+    }
+    line("move_and_slide", "rapier KinematicCharacterController", n, agents, 1, times[2] * 1e9, rpen.max(0.0), rcross);
     eprintln!(
-        "  move_and_slide rapier 0.36 KinematicCharacterController, 1 thread: {rns:.1} ns per agent step ({:.1}× segdist-collide's one thread); max penetration {rpen:.3e}, crossings {rcross}",
-        rns / (times[0] * 1e9 / steps)
+        "  move_and_slide rapier 0.36 KinematicCharacterController, 1 thread: {:.1} ns per agent step ({:.1}× segdist-collide's one thread); max penetration {rpen:.3e}, crossings {rcross}",
+        times[2] * 1e9,
+        times[2] / times[0]
     );
+
+    // cast and resolve alone, one thread: at the level's origin and 1e7
+    // away, against parry's ball cast against the maze as one Polyline and
+    // a push-out loop on parry's contact.
+    for off in [0.0, 1e7] {
+        alone(&segs, &start, off, if quick { 20_000 } else { 200_000 }, reps);
+    }
+}
+
+/// `cast` and `resolve`, one by one on one thread, segdist against parry,
+/// with the level moved by `off`.
+fn alone(segs: &[Seg], start: &Crowd, off: f64, n: usize, reps: usize) {
+    let segs: Vec<Seg> = segs.iter().map(|s| s.map(|v| [v[0] + off, v[1] + off])).collect();
+    let walls = {
+        let mut b = WallSet::builder();
+        for [p, q] in &segs {
+            b.push_segment(*p, *q);
+        }
+        b.build().expect("finite")
+    };
+    let judge = Judge { index: Index::from_segments(&segs).expect("finite"), segs: &segs };
+    let poly = polyline(&segs);
+    let mut rng = segdist_collide::__testing::Rng::new(5);
+    // Casts: from the crowd's free starts, 0.05 to 3 units in any direction.
+    let casts: Vec<([f64; 2], f64, [f64; 2])> = (0..n)
+        .map(|i| {
+            let a = start.agents[i % start.agents.len()];
+            let (ang, len) = (rng.unit() * std::f64::consts::TAU, 0.05 + 3.0 * rng.unit());
+            ([a.position[0] + off, a.position[1] + off], a.radius, [len * ang.cos(), len * ang.sin()])
+        })
+        .collect();
+    // Overlaps: each start moved towards its nearest wall until it is 30 to
+    // 90 % of its radius deep.
+    let deep: Vec<([f64; 2], f64)> = casts
+        .iter()
+        .map(|&(c, r, _)| {
+            let h = judge.index.nearest(c).expect("walls");
+            let (q, d) = (h.point, h.distance);
+            let want = r * (0.1 + 0.6 * rng.unit());
+            let k = want / d;
+            ([q[0] + (c[0] - q[0]) * k, q[1] + (c[1] - q[1]) * k], r)
+        })
+        .collect();
+    let sd_cast = || {
+        let t = Instant::now();
+        let ends: Vec<[f64; 2]> = casts
+            .iter()
+            .map(|&(c, r, d)| walls.cast(c, r, d).map_or([c[0] + d[0], c[1] + d[1]], |h| h.position))
+            .collect();
+        (t.elapsed().as_secs_f64() / n as f64, ends)
+    };
+    let parry_cast = || {
+        let t = Instant::now();
+        let ends: Vec<[f64; 2]> = casts
+            .iter()
+            .map(|&(c, r, d)| {
+                let hit = pq::cast_shapes(
+                    &Pose::translation(c[0], c[1]),
+                    PVec::new(d[0], d[1]),
+                    &Ball::new(r),
+                    &Pose::IDENTITY,
+                    PVec::ZERO,
+                    &poly,
+                    ShapeCastOptions::with_max_time_of_impact(1.0),
+                );
+                let s = hit.ok().flatten().map_or(1.0, |h| h.time_of_impact);
+                [c[0] + s * d[0], c[1] + s * d[1]]
+            })
+            .collect();
+        (t.elapsed().as_secs_f64() / n as f64, ends)
+    };
+    let sd_resolve = || {
+        let t = Instant::now();
+        let ends: Vec<[f64; 2]> = deep.iter().map(|&(c, r)| walls.resolve(c, r).position).collect();
+        (t.elapsed().as_secs_f64() / n as f64, ends)
+    };
+    let parry_resolve = || {
+        let t = Instant::now();
+        let ends: Vec<[f64; 2]> = deep
+            .iter()
+            .map(|&(c, r)| {
+                let (mut p, ball) = (c, Ball::new(r));
+                for _ in 0..8 {
+                    match pq::contact(&Pose::translation(p[0], p[1]), &ball, &Pose::IDENTITY, &poly, 0.0) {
+                        Ok(Some(k)) if k.dist < 0.0 => p = [p[0] + k.normal1.x * k.dist, p[1] + k.normal1.y * k.dist],
+                        _ => break,
+                    }
+                }
+                p
+            })
+            .collect();
+        (t.elapsed().as_secs_f64() / n as f64, ends)
+    };
+    let mut results: Vec<(f64, Vec<[f64; 2]>)> = vec![(0.0, Vec::new()); 4];
+    let mut fns: [&dyn Fn() -> (f64, Vec<[f64; 2]>); 4] = [&sd_cast, &parry_cast, &sd_resolve, &parry_resolve];
+    let mut all: Vec<Vec<f64>> = vec![Vec::new(); 4];
+    for _ in 0..reps {
+        for (k, f) in fns.iter_mut().enumerate() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            let (t, ends) = f();
+            all[k].push(t);
+            results[k].1 = ends;
+        }
+    }
+    let radii: Vec<f64> = casts.iter().map(|c| c.1).collect();
+    let names = [
+        ("cast", "segdist-collide"),
+        ("cast", "parry cast_shapes"),
+        ("resolve", "segdist-collide"),
+        ("resolve", "parry contact loop"),
+    ];
+    let mut med = [0.0; 4];
+    for k in 0..4 {
+        all[k].sort_by(f64::total_cmp);
+        med[k] = all[k][all[k].len() / 2];
+        let from: Vec<[f64; 2]> =
+            if k < 2 { casts.iter().map(|c| c.0).collect() } else { deep.iter().map(|c| c.0).collect() };
+        // A resolve's "crossing" is a push that jumps through a wall.
+        let (pen, crossed) = judge.step(&from, &results[k].1, &radii);
+        let workload = if off == 0.0 { names[k].0.to_string() } else { format!("{}_at_1e7", names[k].0) };
+        line(&workload, names[k].1, segs.len(), n, 1, med[k] * 1e9, pen.max(0.0), crossed);
+        eprintln!(
+            "  {workload} {}: {:.1} ns each{}; max penetration {:.3e}, crossings {crossed}",
+            names[k].1,
+            med[k] * 1e9,
+            if k % 2 == 1 { format!(" ({:.1}× segdist-collide)", med[k] / med[k - 1]) } else { String::new() },
+            pen.max(0.0)
+        );
+    }
 }
 
 /// The median over `reps` interleaved turns of what each closure reports
