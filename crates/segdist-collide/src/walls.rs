@@ -583,7 +583,12 @@ impl Grid {
         let pad = |x: f64| x.abs() * (1.0 / 1_048_576.0) + 1e-30;
         let qlo = [(lo[0] - pad(lo[0])) as f32, (lo[1] - pad(lo[1])) as f32];
         let qhi = [(hi[0] + pad(hi[0])) as f32, (hi[1] + pad(hi[1])) as f32];
-        let mut walked = 0;
+        // Branch-free: each entry's id is written to a buffer on the stack,
+        // and kept (the end moves past it) only if it counts; whether an
+        // entry's box meets the query is a coin toss for the branch
+        // predictor (6.7 mispredictions a query when this was a branch).
+        let mut buf = [0u32; 64];
+        let (mut k, mut tags) = (0, 0);
         for j in j0..j1 + 1 {
             // An entry counts where its cell is the lower-left one of the
             // wall's rectangle and the query's: in the query's first column
@@ -593,25 +598,20 @@ impl Grid {
             let row = j * self.n[0];
             let (a, b, c) =
                 (self.start[row + i0] as usize, self.start[row + i0 + 1] as usize, self.start[row + i1 + 1] as usize);
-            // Branch-free: each entry is written, and kept (the end moves
-            // past it) only if it counts; whether an entry's box meets the
-            // query is a coin toss for the branch predictor.
-            let base = out.len();
-            out.resize(base + (c - a), 0);
-            let mut k = base;
             for (n, e) in self.items[a..c].iter().enumerate() {
-                let need = if a + n < b { bottom } else { bottom | LEFT };
+                if k == buf.len() {
+                    out.extend_from_slice(&buf);
+                    k = 0;
+                }
+                let need = bottom | (LEFT & u32::from(a + n >= b).wrapping_neg());
                 let meets = (e.lo[0] <= qhi[0]) & (e.hi[0] >= qlo[0]) & (e.lo[1] <= qhi[1]) & (e.hi[1] >= qlo[1]);
-                out[k] = e.tag;
+                buf[k] = e.tag & ID;
                 k += usize::from(meets & (e.tag & need == need));
+                tags |= e.tag;
             }
-            out.truncate(k);
         }
-        for t in out.iter_mut() {
-            walked |= *t & WALK;
-            *t &= ID;
-        }
-        if walked != 0 {
+        out.extend_from_slice(&buf[..k]);
+        if tags & WALK != 0 {
             // A long diagonal wall is listed in every cell of its cover.
             out.sort_unstable();
             out.dedup();
