@@ -65,7 +65,9 @@ fn polyline(segs: &[Seg]) -> Polyline {
     Polyline::new(v, Some(idx))
 }
 
-fn line(workload: &str, imp: &str, walls: usize, agents: usize, threads: usize, ns: f64, pen: f64, crossings: usize) {
+/// One JSON line; `verdict` is the judge's (max penetration, crossings).
+fn line(workload: &str, imp: &str, walls: usize, agents: usize, threads: usize, ns: f64, verdict: (f64, usize)) {
+    let (pen, crossings) = verdict;
     println!(
         "{{\"workload\":\"{workload}\",\"impl\":\"{imp}\",\"walls\":{walls},\"agents\":{agents},\"threads\":{threads},\"ns_per_agent_step\":{ns:.1},\"max_penetration\":{pen:e},\"crossings\":{crossings}}}"
     );
@@ -193,7 +195,7 @@ pub fn run(quick: bool) {
         }
         secs / (agents * rframes) as f64
     };
-    let reps = if quick { 3 } else { 7 };
+    let reps = if quick { 3 } else { 5 };
     let times = medians(reps, &mut [&mut || run_with(&pools[0]), &mut || run_with(&pools[1]), &mut || run_rapier()]);
     let (pen, crossed) = judged(&mut start.clone(), frames, &judge, |c| {
         let mut moves = Vec::new();
@@ -206,14 +208,22 @@ pub fn run(quick: bool) {
         }
     });
     for (t, threads) in times[..2].iter().zip([1, 2]) {
-        line("move_and_slide", "segdist-collide", n, agents, threads, t * 1e9, pen.max(0.0), crossed);
+        line("move_and_slide", "segdist-collide", n, agents, threads, t * 1e9, (pen.max(0.0), crossed));
         eprintln!(
             "  move_and_slide segdist-collide, {threads} thread(s): {:.1} ns per agent step, {:.3} ms a frame",
             t * 1e9,
             t * 1e3 * agents as f64
         );
     }
-    line("move_and_slide", "rapier KinematicCharacterController", n, agents, 1, times[2] * 1e9, rpen.max(0.0), rcross);
+    line(
+        "move_and_slide",
+        "rapier KinematicCharacterController",
+        n,
+        agents,
+        1,
+        times[2] * 1e9,
+        (rpen.max(0.0), rcross),
+    );
     eprintln!(
         "  move_and_slide rapier 0.36 KinematicCharacterController, 1 thread: {:.1} ns per agent step ({:.1}× segdist-collide's one thread); max penetration {rpen:.3e}, crossings {rcross}",
         times[2] * 1e9,
@@ -339,7 +349,7 @@ fn alone(segs: &[Seg], start: &Crowd, off: f64, n: usize, reps: usize) {
         // A resolve's "crossing" is a push that jumps through a wall.
         let (pen, crossed) = judge.step(&from, &results[k].1, &radii);
         let workload = if off == 0.0 { names[k].0.to_string() } else { format!("{}_at_1e7", names[k].0) };
-        line(&workload, names[k].1, segs.len(), n, 1, med[k] * 1e9, pen.max(0.0), crossed);
+        line(&workload, names[k].1, segs.len(), n, 1, med[k] * 1e9, (pen.max(0.0), crossed));
         eprintln!(
             "  {workload} {}: {:.1} ns each{}; max penetration {:.3e}, crossings {crossed}",
             names[k].1,
@@ -351,7 +361,9 @@ fn alone(segs: &[Seg], start: &Crowd, off: f64, n: usize, reps: usize) {
 }
 
 /// The median over `reps` interleaved turns of what each closure reports
-/// (its own timed seconds).
+/// (its own timed seconds per step), each turn repeating its closure until
+/// it has run for at least a second: a short turn after a peer's long one
+/// ran at another clock on this machine (see `report::interleaved_sustained`).
 fn medians(reps: usize, fns: &mut [&mut dyn FnMut() -> f64]) -> Vec<f64> {
     let mut all = vec![Vec::new(); fns.len()];
     for f in fns.iter_mut() {
@@ -360,7 +372,13 @@ fn medians(reps: usize, fns: &mut [&mut dyn FnMut() -> f64]) -> Vec<f64> {
     for _ in 0..reps {
         for (i, f) in fns.iter_mut().enumerate() {
             std::thread::sleep(std::time::Duration::from_millis(10));
-            all[i].push(f());
+            let t = Instant::now();
+            let (mut sum, mut calls) = (0.0, 0.0);
+            while calls == 0.0 || t.elapsed().as_secs_f64() < 1.0 {
+                sum += f();
+                calls += 1.0;
+            }
+            all[i].push(sum / calls);
         }
     }
     all.into_iter()

@@ -159,9 +159,7 @@ impl WallSet {
     ) -> Move<P> {
         let (c, r, d) = (wide(position), radius.to_f64(), wide(motion));
         let invalid = Move { position, stopped: Stopped::Invalid, hits: 0, contact: None, pushes: 0, trapped: false };
-        // One test for all five numbers: a NaN or an infinity makes the
-        // sum of differences NaN.
-        if !((c[0] - c[0]) + (c[1] - c[1]) + (d[0] - d[0]) + (d[1] - d[1]) + (r - r) == 0.0 && r >= 0.0) {
+        if !(c.iter().chain(&d).all(|x| x.is_finite()) && r >= 0.0 && r.is_finite()) {
             return invalid;
         }
         let skin = if opts.skin.is_finite() { opts.skin.max(0.0) } else { 0.0 };
