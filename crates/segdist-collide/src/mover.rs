@@ -165,12 +165,8 @@ impl WallSet {
         let skin = if opts.skin.is_finite() { opts.skin.max(0.0) } else { 0.0 };
         let big = r + r * skin;
         SCRATCH.with_borrow_mut(|(cands, more)| {
-            // Every cast of this move stays within |motion| (and a little
-            // more from the overclip) of the start: one grid query serves
-            // them all, and the check for an overlap at the start.
             // The walls near the straight move: usually all a move needs
-            // (and, with none, it is free: most moves, in open space). A
-            // slide re-asks for every wall within reach of the start.
+            // (and, with none, it is free: most moves, in open space).
             let straight = round::<P>([c[0] + d[0], c[1] + d[1]]);
             self.near_move(c, straight, big, cands);
             if cands.is_empty() {
@@ -185,22 +181,21 @@ impl WallSet {
                     trapped: false,
                 };
             }
-            // Every cast of this move stays within |motion| (and a little
-            // more from the overclip) of the start.
-            let reach = 1.01 * d[0].abs().max(d[1].abs()) * core::f64::consts::SQRT_2 + big;
-            let mut wide_query = false;
-            let (mut p, pushes, free) = if self.overlaps_any(cands, c, r) {
-                let (pushed, pushes, free) = self.resolve_in::<P>(c, r, 8, more);
-                if free && pushed != c {
-                    self.near_move(c, c, reach, cands);
-                    wide_query = true;
-                }
+            let (origin, pushes, free) = if self.overlaps_any(cands, c, r) {
                 // Trapped (no free place near): move on from the start; the
                 // casts let it leave the walls it overlaps, never go deeper.
+                let (pushed, pushes, free) = self.resolve_in::<P>(c, r, 8, more);
                 (if free { pushed } else { c }, pushes, free)
             } else {
                 (c, 0, true)
             };
+            // Every cast of this move stays within |motion| (and a little
+            // more from the overclip) of where the casts start: a cast off
+            // the straight move (a slide, or after a push) asks the grid
+            // once for every wall within that reach.
+            let reach = 1.01 * d[0].abs().max(d[1].abs()) * core::f64::consts::SQRT_2 + big;
+            let mut wide_query = false;
+            let mut p = origin;
             leg(p);
             let mut rem = d;
             let mut normals: [[f64; 2]; 2] = [[0.0; 2]; 2];
@@ -214,7 +209,7 @@ impl WallSet {
                     break;
                 }
                 if !wide_query && (p != c || e != straight) {
-                    self.near_move(c, c, reach, cands);
+                    self.near_move(origin, origin, reach, cands);
                     wide_query = true;
                 }
                 let Some(stop) = self.cast_in::<P>(cands, p, e, big, r) else {

@@ -248,3 +248,17 @@ fn empty_wall_set_blocks_nothing() {
     let m = w.move_and_slide([0.0, 0.0], 1.0, [5.0, 5.0], &MoveOptions::default());
     assert_eq!((m.position, m.stopped), ([5.0, 5.0], Stopped::Completed));
 }
+
+#[test]
+fn a_move_after_a_push_out_sees_the_walls_near_where_it_was_pushed() {
+    // A corridor a little wider than the circle: pushed out of the floor,
+    // then asked up: the ceiling (beyond the start's reach, within the
+    // pushed position's) must stop it.
+    let w = walls(|b| {
+        b.push_segment([-10.0, 0.0], [10.0, 0.0]);
+        b.push_segment([-10.0, 2.02], [10.0, 2.02]);
+    });
+    let m = w.move_and_slide([0.0, 0.1], 1.0, [0.0, 0.05], &MoveOptions::default());
+    assert_eq!(m.pushes, 1);
+    assert_eq!(overlapping(&w, m.position, 1.0), None, "{m:?}");
+}
