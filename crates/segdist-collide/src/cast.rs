@@ -16,7 +16,7 @@
 
 use segdist::{Region, Scalar, Segment2};
 
-use crate::point::{narrow, round, unit, wide, Point};
+use crate::point::{narrow, round, unit, valid, wide, Point};
 use crate::predicates::{behind, cmp_point, entry, path_meets};
 use crate::query::{touch, Feature, Touch, SCRATCH};
 use crate::walls::WallSet;
@@ -89,7 +89,7 @@ impl WallSet {
     #[must_use]
     pub fn cast<P: Point>(&self, center: P, radius: P::Scalar, motion: P) -> Option<CastHit<P>> {
         let (c, r, d) = (wide(center), radius.to_f64(), wide(motion));
-        if !(c.iter().chain(&d).all(|x| x.is_finite()) && r >= 0.0 && r.is_finite()) {
+        if !valid(&[c, d], r) {
             return None;
         }
         let e = round::<P>([c[0] + d[0], c[1] + d[1]]);

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use segdist::Scalar;
 
 use crate::cast::{hit_of, CastHit};
-use crate::point::{narrow, round, wide, Point};
+use crate::point::{narrow, round, valid, wide, Point};
 use crate::query::SCRATCH;
 use crate::walls::WallSet;
 
@@ -158,9 +158,8 @@ impl WallSet {
         mut leg: impl FnMut([f64; 2]),
     ) -> Move<P> {
         let (c, r, d) = (wide(position), radius.to_f64(), wide(motion));
-        let invalid = Move { position, stopped: Stopped::Invalid, hits: 0, contact: None, pushes: 0, trapped: false };
-        if !(c.iter().chain(&d).all(|x| x.is_finite()) && r >= 0.0 && r.is_finite()) {
-            return invalid;
+        if !valid(&[c, d], r) {
+            return Move { position, stopped: Stopped::Invalid, hits: 0, contact: None, pushes: 0, trapped: false };
         }
         let skin = if opts.skin.is_finite() { opts.skin.max(0.0) } else { 0.0 };
         let big = r + r * skin;

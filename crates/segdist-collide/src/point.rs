@@ -107,6 +107,13 @@ pub(crate) fn wide<P: Point>(p: P) -> [f64; 2] {
     p.to_array().map(Scalar::to_f64)
 }
 
+/// The one check every query makes of its input: finite coordinates and a
+/// finite radius of at least zero.
+#[inline]
+pub(crate) fn valid(points: &[[f64; 2]], r: f64) -> bool {
+    points.iter().flatten().all(|x| x.is_finite()) && r >= 0.0 && r.is_finite()
+}
+
 /// `x` rounded to `P`'s coordinate type.
 #[inline]
 pub(crate) fn narrow<P: Point>(x: [f64; 2]) -> P {

@@ -17,7 +17,7 @@ use std::cell::RefCell;
 
 use segdist::{Region, Scalar, Segment2};
 
-use crate::point::{narrow, round, unit, wide, Point};
+use crate::point::{narrow, round, unit, valid, wide, Point};
 use crate::predicates::{behind, cmp_point};
 use crate::walls::{Wall, WallSet};
 
@@ -165,7 +165,7 @@ impl WallSet {
     #[must_use]
     pub fn overlap<P: Point>(&self, center: P, radius: P::Scalar) -> Vec<Contact<P>> {
         let (c, r) = (wide(center), radius.to_f64());
-        if !(c[0].is_finite() && c[1].is_finite() && r >= 0.0 && r.is_finite()) {
+        if !valid(&[c], r) {
             return Vec::new();
         }
         let mut out = Vec::new();
@@ -218,7 +218,7 @@ impl WallSet {
     #[must_use]
     pub fn resolve<P: Point>(&self, center: P, radius: P::Scalar) -> Resolution<P> {
         let (c, r) = (wide(center), radius.to_f64());
-        if !(c[0].is_finite() && c[1].is_finite() && r >= 0.0 && r.is_finite()) {
+        if !valid(&[c], r) {
             return Resolution { position: center, iterations: 0, converged: false };
         }
         let (p, iterations, converged) = SCRATCH.with_borrow_mut(|(_, cands)| self.resolve_in::<P>(c, r, 8, cands));
@@ -268,9 +268,7 @@ impl WallSet {
         }
         (p, max, false)
     }
-}
 
-impl WallSet {
     /// Does the circle overlap any of the walls `cands` (exactly; `r = 0`
     /// never overlaps)? The mover's check before it calls `resolve_in`.
     #[inline]
