@@ -363,3 +363,17 @@ fn a_closed_pipe_ends_the_run_quietly() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// segdist-sql's tests check `segdist_snap` against these files, bit for
+/// bit; this test keeps them what `segdist snap` prints today.
+#[test]
+fn the_sql_crates_golden_files_are_this_cli_output() {
+    let h = root().join("examples/helsinki");
+    let (points, roads) = (h.join("points.geojson"), h.join("roads.geojson"));
+    let (points, roads) = (points.to_str().unwrap(), roads.to_str().unwrap());
+    let sql_golden = |name: &str| std::fs::read_to_string(root().join("crates/segdist-sql/tests/golden").join(name)).unwrap();
+    let o = segdist(&["snap", "--points", points, "--lines", roads, "-q"]);
+    assert_eq!(ok(&o), sql_golden("helsinki_geographic.csv"));
+    let o = segdist(&["snap", "--points", points, "--lines", roads, "--planar", "--k", "3", "--max-distance", "0.0003", "-q"]);
+    assert_eq!(ok(&o), sql_golden("helsinki_planar_k3.csv"));
+}

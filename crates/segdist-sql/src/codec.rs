@@ -1,0 +1,162 @@
+//! How segdist's plan nodes and functions cross the wire to a Ballista
+//! scheduler and its executors.
+//!
+//! Both codecs wrap Ballista's own: a buffer that starts with [`MAGIC`] is
+//! segdist's (a [`Spec`], 17 bytes; the inputs travel as ordinary plans),
+//! anything else is handed to Ballista's codec. segdist's scalar functions
+//! are found by name.
+
+use std::sync::Arc;
+
+use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::TableProvider;
+use datafusion::common::{Result, TableReference};
+use datafusion::datasource::file_format::FileFormatFactory;
+use datafusion::execution::TaskContext;
+use datafusion::logical_expr::{Extension, LogicalPlan, ScalarUDF};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion_proto::logical_plan::LogicalExtensionCodec;
+use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
+
+use crate::exec::SnapExec;
+use crate::snap::{SnapNode, Spec};
+
+/// The first bytes of every node segdist encodes.
+pub const MAGIC: &[u8] = b"\xffsegdist-snap-1\0";
+
+fn ours(buf: &[u8]) -> Option<Spec> {
+    buf.strip_prefix(MAGIC).and_then(Spec::decode)
+}
+
+fn encode(spec: Spec, buf: &mut Vec<u8>) {
+    buf.extend_from_slice(MAGIC);
+    buf.extend(spec.encode());
+}
+
+fn udf(name: &str) -> Option<Arc<ScalarUDF>> {
+    crate::functions::all().into_iter().find(|f| f.name() == name)
+}
+
+/// Ballista's logical codec and segdist's [`SnapNode`].
+#[derive(Debug, Default)]
+pub struct LogicalCodec {
+    inner: BallistaLogicalExtensionCodec,
+}
+
+impl LogicalExtensionCodec for LogicalCodec {
+    fn try_decode(&self, buf: &[u8], inputs: &[LogicalPlan], ctx: &TaskContext) -> Result<Extension> {
+        match ours(buf) {
+            Some(spec) if inputs.len() == 2 => {
+                let node = SnapNode::try_new(spec, inputs[0].clone(), inputs[1].clone())?;
+                Ok(Extension { node: Arc::new(node) })
+            }
+            _ => self.inner.try_decode(buf, inputs, ctx),
+        }
+    }
+
+    fn try_encode(&self, node: &Extension, buf: &mut Vec<u8>) -> Result<()> {
+        match node.node.as_any().downcast_ref::<SnapNode>() {
+            Some(n) => {
+                encode(n.spec(), buf);
+                Ok(())
+            }
+            None => self.inner.try_encode(node, buf),
+        }
+    }
+
+    fn try_decode_table_provider(
+        &self,
+        buf: &[u8],
+        table_ref: &TableReference,
+        schema: SchemaRef,
+        ctx: &TaskContext,
+    ) -> Result<Arc<dyn TableProvider>> {
+        self.inner.try_decode_table_provider(buf, table_ref, schema, ctx)
+    }
+
+    fn try_encode_table_provider(
+        &self,
+        table_ref: &TableReference,
+        node: Arc<dyn TableProvider>,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
+        self.inner.try_encode_table_provider(table_ref, node, buf)
+    }
+
+    fn try_decode_file_format(&self, buf: &[u8], ctx: &TaskContext) -> Result<Arc<dyn FileFormatFactory>> {
+        self.inner.try_decode_file_format(buf, ctx)
+    }
+
+    fn try_encode_file_format(&self, buf: &mut Vec<u8>, node: Arc<dyn FileFormatFactory>) -> Result<()> {
+        self.inner.try_encode_file_format(buf, node)
+    }
+
+    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
+        match udf(name) {
+            Some(f) => Ok(f),
+            None => self.inner.try_decode_udf(name, buf),
+        }
+    }
+}
+
+/// Ballista's physical codec and segdist's [`SnapExec`].
+#[derive(Debug, Default)]
+pub struct PhysicalCodec {
+    inner: BallistaPhysicalExtensionCodec,
+}
+
+impl PhysicalExtensionCodec for PhysicalCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        match ours(buf) {
+            Some(spec) if inputs.len() == 2 => {
+                Ok(Arc::new(SnapExec::try_new(spec, Arc::clone(&inputs[0]), Arc::clone(&inputs[1]))?))
+            }
+            _ => self.inner.try_decode(buf, inputs, ctx, proto_converter),
+        }
+    }
+
+    fn try_encode(
+        &self,
+        node: Arc<dyn ExecutionPlan>,
+        buf: &mut Vec<u8>,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<()> {
+        match node.downcast_ref::<SnapExec>() {
+            Some(n) => {
+                encode(n.spec(), buf);
+                Ok(())
+            }
+            None => self.inner.try_encode(node, buf, proto_converter),
+        }
+    }
+
+    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
+        match udf(name) {
+            Some(f) => Ok(f),
+            None => self.inner.try_decode_udf(name, buf),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_round_trips_and_foreign_bytes_are_not_ours() {
+        let spec = Spec { k: 3, max_distance: 2.5, geographic: true, three_d: false };
+        let mut buf = Vec::new();
+        encode(spec, &mut buf);
+        assert_eq!(ours(&buf), Some(spec));
+        assert_eq!(ours(&buf[1..]), None);
+        assert_eq!(ours(b"\x0a\x02hi"), None);
+        assert!(udf("segdist_distance").is_some() && udf("abs").is_none());
+    }
+}

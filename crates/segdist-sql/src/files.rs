@@ -1,0 +1,213 @@
+//! Tables from files, and results into files.
+//!
+//! - `.parquet` (or a folder of them): Parquet and GeoParquet, read by
+//!   DataFusion (a GeoParquet geometry column is WKB, which
+//!   `segdist_snap` reads).
+//! - `.csv`: CSV with a header row.
+//! - `.geojson` / `.json`: a FeatureCollection, read whole: Point features
+//!   become rows `id, lon, lat`; line and polygon features rows
+//!   `id, geometry` (WKT). The id is the feature's `id`, else its position,
+//!   as `segdist snap` numbers them.
+//!
+//! Results go to standard output as CSV, or to a `.csv` or `.parquet` file
+//! written beside its final name and renamed into place only when complete:
+//! an error leaves nothing behind.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Context as _, Result};
+use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray};
+use datafusion::arrow::csv::WriterBuilder;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::datasource::MemTable;
+use datafusion::execution::SendableRecordBatchStream;
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::prelude::{CsvReadOptions, ParquetReadOptions, SessionContext};
+use futures::StreamExt;
+
+/// Registers the file (or folder of Parquet files) at `path` as table
+/// `name`, its format chosen by the extension.
+///
+/// # Errors
+/// A missing file, an unknown extension, or a file that cannot be read.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> anyhow::Result<()> {
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("p.csv");
+/// std::fs::write(&path, "id,x,y\n1,0.5,2\n")?;
+/// let ctx = segdist_sql::context();
+/// segdist_sql::files::register(&ctx, "p", &path).await?;
+/// assert_eq!(ctx.sql("SELECT * FROM p").await?.count().await?, 1);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn register(ctx: &SessionContext, name: &str, path: &Path) -> Result<()> {
+    if !path.exists() {
+        bail!("{}: no such file", path.display());
+    }
+    let text = path.to_str().ok_or_else(|| anyhow!("{}: the path is not UTF-8", path.display()))?;
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    match ext.as_str() {
+        _ if path.is_dir() || ext == "parquet" || ext == "geoparquet" => {
+            let opts = ParquetReadOptions {
+                file_extension: if ext == "geoparquet" { ".geoparquet" } else { ".parquet" },
+                ..Default::default()
+            };
+            ctx.register_parquet(name, text, opts).await.with_context(|| format!("{}: not Parquet", path.display()))?
+        }
+        "csv" => ctx
+            .register_csv(name, text, CsvReadOptions::new().has_header(true))
+            .await
+            .with_context(|| format!("{}: not CSV", path.display()))?,
+        "geojson" | "json" => {
+            let batch = geojson_table(path)?;
+            let table = MemTable::try_new(batch.schema(), vec![vec![batch]])?;
+            ctx.register_table(name, Arc::new(table))?;
+        }
+        _ => bail!("{}: unknown format (.parquet, .csv or .geojson)", path.display()),
+    }
+    Ok(())
+}
+
+/// A GeoJSON file as one batch: `id, lon, lat` for points, `id, geometry`
+/// (WKT) for lines and polygons.
+fn geojson_table(path: &Path) -> Result<RecordBatch> {
+    use geojson::{GeoJson, Value};
+    let name = path.display();
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {name}"))?;
+    let gj: GeoJson = text.parse().map_err(|e| anyhow!("{name}: not GeoJSON: {e}"))?;
+    let features = match gj {
+        GeoJson::FeatureCollection(fc) => fc.features,
+        GeoJson::Feature(f) => vec![f],
+        GeoJson::Geometry(g) => vec![geojson::Feature { geometry: Some(g), ..Default::default() }],
+    };
+    let id = |i: usize, f: &geojson::Feature| match &f.id {
+        Some(geojson::feature::Id::String(s)) => s.clone(),
+        Some(geojson::feature::Id::Number(n)) => n.to_string(),
+        None => i.to_string(),
+    };
+    let points = features.iter().all(|f| matches!(f.geometry.as_ref().map(|g| &g.value), Some(Value::Point(_))));
+    let ids: StringArray = features.iter().enumerate().map(|(i, f)| Some(id(i, f))).collect();
+    let s = |n: &str, t: DataType| Field::new(n, t, true);
+    if points && !features.is_empty() {
+        let mut lon = Vec::with_capacity(features.len());
+        let mut lat = Vec::with_capacity(features.len());
+        for f in &features {
+            if let Some(Value::Point(p)) = f.geometry.as_ref().map(|g| &g.value) {
+                lon.push(p.first().copied());
+                lat.push(p.get(1).copied());
+            }
+        }
+        let schema =
+            Schema::new(vec![s("id", DataType::Utf8), s("lon", DataType::Float64), s("lat", DataType::Float64)]);
+        let cols: Vec<ArrayRef> =
+            vec![Arc::new(ids), Arc::new(Float64Array::from(lon)), Arc::new(Float64Array::from(lat))];
+        return Ok(RecordBatch::try_new(Arc::new(schema), cols)?);
+    }
+    let mut wkt = Vec::with_capacity(features.len());
+    for (i, f) in features.iter().enumerate() {
+        wkt.push(match f.geometry.as_ref().map(|g| &g.value) {
+            None => None,
+            Some(v) => Some(
+                to_wkt(v)
+                    .ok_or_else(|| anyhow!("{name}: feature {i}: a {} where lines are expected", v.type_name()))?,
+            ),
+        });
+    }
+    let schema = Schema::new(vec![s("id", DataType::Utf8), s("geometry", DataType::Utf8)]);
+    Ok(RecordBatch::try_new(Arc::new(schema), vec![Arc::new(ids), Arc::new(StringArray::from(wkt))])?)
+}
+
+/// WKT for a line-like GeoJSON geometry; numbers in Rust's shortest form,
+/// which reads back to the same `f64`.
+fn to_wkt(v: &geojson::Value) -> Option<String> {
+    use geojson::Value;
+    let pos = |p: &Vec<f64>| p.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ");
+    let line = |l: &Vec<Vec<f64>>| format!("({})", l.iter().map(pos).collect::<Vec<_>>().join(","));
+    let lines = |ls: &Vec<Vec<Vec<f64>>>| format!("({})", ls.iter().map(line).collect::<Vec<_>>().join(","));
+    Some(match v {
+        Value::LineString(l) => format!("LINESTRING{}", line(l)),
+        Value::MultiLineString(m) => format!("MULTILINESTRING{}", lines(m)),
+        Value::Polygon(p) => format!("POLYGON{}", lines(p)),
+        Value::MultiPolygon(m) => format!("MULTIPOLYGON({})", m.iter().map(lines).collect::<Vec<_>>().join(",")),
+        _ => return None,
+    })
+}
+
+/// Where results go.
+enum Sink {
+    Csv(datafusion::arrow::csv::Writer<Box<dyn Write>>),
+    Parquet(ArrowWriter<BufWriter<File>>),
+}
+
+/// Writes `stream` as CSV to standard output (`out` = `None`) or to `out`
+/// (`.csv` or `.parquet`), atomically; returns the number of rows.
+///
+/// # Errors
+/// An unknown extension, an error in the query, or one writing; a file is
+/// then left as it was.
+pub async fn write(mut stream: SendableRecordBatchStream, out: Option<&Path>) -> Result<u64> {
+    let schema: SchemaRef = stream.schema();
+    let tmp = out.map(temporary).transpose()?;
+    let mut sink = match (out, &tmp) {
+        (Some(out), Some(tmp)) => {
+            let ext = out.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+            let file = || File::create(tmp).with_context(|| format!("cannot write {}", tmp.display()));
+            match ext.as_str() {
+                "csv" => Sink::Csv(WriterBuilder::new().with_header(true).build(Box::new(BufWriter::new(file()?)))),
+                "parquet" => Sink::Parquet(ArrowWriter::try_new(BufWriter::new(file()?), Arc::clone(&schema), None)?),
+                _ => bail!("{}: unknown output format (.csv or .parquet)", out.display()),
+            }
+        }
+        _ => {
+            Sink::Csv(WriterBuilder::new().with_header(true).build(Box::new(BufWriter::new(std::io::stdout().lock()))))
+        }
+    };
+    let result = async {
+        let mut rows = 0u64;
+        while let Some(batch) = stream.next().await {
+            let batch = batch?;
+            rows += batch.num_rows() as u64;
+            match &mut sink {
+                Sink::Csv(w) => w.write(&batch)?,
+                Sink::Parquet(w) => w.write(&batch)?,
+            }
+        }
+        if rows == 0 {
+            // The header alone.
+            if let Sink::Csv(w) = &mut sink {
+                w.write(&RecordBatch::new_empty(Arc::clone(&schema)))?;
+            }
+        }
+        match sink {
+            Sink::Csv(w) => w.into_inner().flush()?,
+            Sink::Parquet(w) => {
+                w.close()?;
+            }
+        }
+        Ok::<u64, anyhow::Error>(rows)
+    }
+    .await;
+    match (result, out, tmp) {
+        (Ok(rows), Some(out), Some(tmp)) => {
+            std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))?;
+            Ok(rows)
+        }
+        (Err(e), _, Some(tmp)) => {
+            let _ = std::fs::remove_file(tmp);
+            Err(e)
+        }
+        (r, _, _) => r,
+    }
+}
+
+/// A temporary name beside `out`.
+fn temporary(out: &Path) -> Result<PathBuf> {
+    let name = out.file_name().and_then(|n| n.to_str()).ok_or_else(|| anyhow!("{}: not a file name", out.display()))?;
+    Ok(out.with_file_name(format!(".{name}.segdist-sql-{}.tmp", std::process::id())))
+}

@@ -1,0 +1,86 @@
+//! segdist in SQL: exact point–segment functions and a nearest-line join
+//! for [Apache DataFusion](https://datafusion.apache.org), on one machine or
+//! spread over a cluster with [Apache Ballista](https://datafusion.apache.org/ballista).
+//!
+//! - [`functions`]: `segdist_distance`, `segdist_distance_squared`,
+//!   `segdist_closest_point` (2D and 3D), `segdist_geodesic_distance`,
+//!   `segdist_line_locate_point`, `segdist_line_interpolate_point`.
+//! - [`snap`]: the table function `segdist_snap('points', 'lines' [, k
+//!   [, max_distance]])`, whose rows are `segdist snap`'s, bit for bit;
+//!   [`exec`] its physical operator.
+//! - [`files`]: tables from Parquet/GeoParquet, CSV and GeoJSON files, and
+//!   results written atomically as CSV or Parquet.
+//! - [`cluster`]: a Ballista scheduler and executors that know segdist's
+//!   functions and operator ([`codec`]), and a client for them.
+//!
+//! # Example
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> datafusion::error::Result<()> {
+//! let ctx = segdist_sql::context();
+//! let df = ctx.sql("SELECT segdist_distance(1.0, 3.0, 0.0, 0.0, 2.0, 0.0) AS d").await?;
+//! let batches = df.collect().await?;
+//! let d = batches[0].column(0).as_any().downcast_ref::<datafusion::arrow::array::Float64Array>().unwrap();
+//! assert_eq!(d.value(0), 3.0);
+//! # Ok(())
+//! # }
+//! ```
+
+use std::sync::Arc;
+
+use datafusion::execution::{SessionState, SessionStateBuilder};
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+pub mod cluster;
+pub mod codec;
+pub mod exec;
+pub mod files;
+pub mod functions;
+pub mod geometry;
+pub mod snap;
+
+/// A session state with segdist's functions, table function and planner
+/// added to DataFusion's defaults.
+///
+/// ```
+/// let state = segdist_sql::session_state(datafusion::prelude::SessionConfig::new());
+/// assert!(state.table_functions().contains_key("segdist_snap"));
+/// ```
+pub fn session_state(config: SessionConfig) -> SessionState {
+    let state = SessionStateBuilder::new()
+        .with_default_features()
+        .with_config(config)
+        .with_query_planner(Arc::new(snap::SnapQueryPlanner))
+        .build();
+    with_segdist(state)
+}
+
+/// Adds segdist's scalar functions and `segdist_snap` to `state`.
+///
+/// ```
+/// let state = datafusion::execution::SessionStateBuilder::new().with_default_features().build();
+/// let state = segdist_sql::with_segdist(state);
+/// assert!(state.scalar_functions().contains_key("segdist_closest_point"));
+/// ```
+pub fn with_segdist(mut state: SessionState) -> SessionState {
+    use datafusion::execution::FunctionRegistry;
+    for f in functions::all() {
+        // Registering returns the function it replaced, if any.
+        let _ = state.register_udf(f);
+    }
+    state.register_udtf("segdist_snap", Arc::new(snap::SnapFunction));
+    state
+}
+
+/// An embedded session (no server) with everything segdist adds.
+///
+/// ```
+/// use datafusion::execution::FunctionRegistry;
+///
+/// let ctx = segdist_sql::context();
+/// assert!(ctx.udf("segdist_distance").is_ok());
+/// ```
+pub fn context() -> SessionContext {
+    SessionContext::new_with_state(session_state(SessionConfig::new()))
+}

@@ -1,0 +1,137 @@
+//! `segdist-sql`: SQL with segdist's functions over Parquet, CSV and
+//! GeoJSON files, embedded or on a Ballista cluster.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Result};
+use clap::{Parser, Subcommand};
+use datafusion::physical_plan::execute_stream;
+
+/// SQL over files with segdist's exact functions and nearest-line join.
+#[derive(Parser, Debug)]
+#[command(
+    name = "segdist-sql",
+    version,
+    after_help = "Examples:\n  \
+    segdist-sql query --table p=fixes.parquet --table r=roads.parquet \\\n    \
+    \"SELECT * FROM segdist_snap('p', 'r')\" --out snapped.parquet\n  \
+    segdist-sql scheduler --bind 0.0.0.0:50050\n  \
+    segdist-sql executor --scheduler sched-host:50050 --bind 0.0.0.0:50051 --advertise this-host\n  \
+    segdist-sql query --scheduler sched-host:50050 --table p=/shared/fixes.parquet ... \"SQL\""
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run one SQL statement; results as CSV on standard output or in --out.
+    Query {
+        /// A table from a file: NAME=PATH (.parquet or a folder of them,
+        /// .csv with a header, .geojson). Repeat for more tables.
+        #[arg(long = "table", value_name = "NAME=PATH")]
+        tables: Vec<String>,
+        /// Write here (.csv or .parquet), atomically, instead of to
+        /// standard output.
+        #[arg(short, long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Run on the Ballista cluster whose scheduler is at HOST:PORT
+        /// (every executor must reach the tables' paths).
+        #[arg(long, value_name = "HOST:PORT")]
+        scheduler: Option<String>,
+        /// Partitions to split the work into (default: the number of cores).
+        #[arg(long, value_name = "N")]
+        partitions: Option<usize>,
+        /// The SQL statement.
+        sql: String,
+    },
+    /// Run a Ballista scheduler that knows segdist's functions.
+    Scheduler {
+        /// Listen here.
+        #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:50050")]
+        bind: SocketAddr,
+        /// GET /readyz answers 200 once this many executors have registered.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        min_executors: usize,
+    },
+    /// Run a Ballista executor that knows segdist's functions.
+    Executor {
+        /// The scheduler to serve.
+        #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:50050")]
+        scheduler: String,
+        /// Where results and shuffles are served (Arrow Flight).
+        #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:50051")]
+        bind: SocketAddr,
+        /// Where the scheduler sends tasks (default: the --bind port + 1).
+        #[arg(long, value_name = "PORT")]
+        grpc_port: Option<u16>,
+        /// The host name or address others reach this executor at (default:
+        /// the --bind address).
+        #[arg(long, value_name = "HOST")]
+        advertise: Option<String>,
+        /// Tasks at a time (default: the number of cores).
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        concurrent_tasks: usize,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("segdist-sql: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match rt.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("segdist-sql: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Query { tables, out, scheduler, partitions, sql } => {
+            let ctx = match &scheduler {
+                Some(s) => segdist_sql::cluster::client(s).await?,
+                None => segdist_sql::context(),
+            };
+            if let Some(n) = partitions {
+                ctx.state_ref().write().config_mut().options_mut().execution.target_partitions = n.max(1);
+            }
+            for t in &tables {
+                let (name, path) = t.split_once('=').ok_or_else(|| anyhow!("--table {t}: expected NAME=PATH"))?;
+                segdist_sql::files::register(&ctx, name, &PathBuf::from(path)).await?;
+            }
+            let df = ctx.sql(&sql).await?;
+            let plan = df.create_physical_plan().await?;
+            let stream = execute_stream(plan.clone(), ctx.task_ctx())?;
+            let rows = segdist_sql::files::write(stream, out.as_deref()).await?;
+            if let Some(s) = &scheduler {
+                if let Some(r) = segdist_sql::cluster::task_report(s, &plan).await? {
+                    eprintln!("segdist-sql: job {}: {rows} rows; the final stage ran on:", r.job_id);
+                    for ((id, addr), n) in &r.executors {
+                        eprintln!("segdist-sql:   executor {id} at {addr}: {n} task(s)");
+                    }
+                }
+            }
+            Ok(())
+        }
+        Command::Scheduler { bind, min_executors } => {
+            eprintln!("segdist-sql: scheduler listening on {bind}");
+            segdist_sql::cluster::scheduler(bind, min_executors).await
+        }
+        Command::Executor { scheduler, bind, grpc_port, advertise, concurrent_tasks } => {
+            eprintln!("segdist-sql: executor on {bind}, serving the scheduler at {scheduler}");
+            let o = segdist_sql::cluster::ExecutorOptions { scheduler, bind, grpc_port, advertise, concurrent_tasks };
+            segdist_sql::cluster::executor(o).await
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! A real Ballista cluster on loopback: one scheduler and two executors,
+//! each its own `segdist-sql` process. `segdist_snap` over a points table
+//! of 8 Parquet files runs on it; both executors must have run tasks, and
+//! the answer must equal the embedded one (and `segdist snap`'s), bit for
+//! bit.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{assert_same, csv_rows, golden, helsinki};
+
+/// A child process, killed when dropped (a failed test leaves none behind).
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_segdist-sql"))
+}
+
+/// A port nobody listens on now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The status code of `GET path`, or `None` when nothing answers.
+fn http_status(port: u16, path: &str) -> Option<u16> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    write!(s, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").ok()?;
+    let mut head = [0u8; 12];
+    s.read_exact(&mut head).ok()?;
+    std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
+}
+
+/// The Helsinki points as a folder of 8 Parquet files, the roads as one.
+fn tables(dir: &Path) {
+    let sql = |q: &str, out: &Path| {
+        let o = bin()
+            .arg("query")
+            .arg(format!("--table=p={}", helsinki("points.geojson").display()))
+            .arg(format!("--table=r={}", helsinki("roads.geojson").display()))
+            .arg("--out")
+            .arg(out)
+            .arg(q)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    std::fs::create_dir(dir.join("points")).unwrap();
+    for i in 0..8 {
+        let q = format!("SELECT * FROM p WHERE CAST(id AS BIGINT) % 8 = {i}");
+        sql(&q, &dir.join(format!("points/part-{i}.parquet")));
+    }
+    sql("SELECT * FROM r", &dir.join("roads.parquet"));
+}
+
+#[test]
+fn segdist_snap_on_a_scheduler_and_two_executors_equals_the_embedded_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    tables(dir.path());
+    let sched = free_port();
+    let _scheduler = Proc(
+        bin()
+            .args(["scheduler", "--bind", &format!("127.0.0.1:{sched}"), "--min-executors", "2"])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut executors = Vec::new();
+    for _ in 0..2 {
+        let (flight, grpc) = (free_port(), free_port());
+        executors.push(Proc(
+            bin()
+                .args(["executor", "--scheduler", &format!("127.0.0.1:{sched}")])
+                .args(["--bind", &format!("127.0.0.1:{flight}"), "--grpc-port", &grpc.to_string()])
+                // One task at a time each: the 8 partitions must be shared.
+                .args(["--concurrent-tasks", "1"])
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        ));
+    }
+    let start = Instant::now();
+    while http_status(sched, "/readyz") != Some(200) {
+        assert!(start.elapsed() < Duration::from_secs(60), "the executors did not register");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    let query = |scheduler: Option<u16>, out: &Path| {
+        let mut c = bin();
+        c.arg("query")
+            .arg(format!("--table=p={}", dir.path().join("points").display()))
+            .arg(format!("--table=r={}", dir.path().join("roads.parquet").display()))
+            .args(["--partitions", "8", "--out"])
+            .arg(out)
+            .arg("SELECT * FROM segdist_snap('p', 'r')");
+        if let Some(s) = scheduler {
+            c.args(["--scheduler", &format!("127.0.0.1:{s}")]);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stderr).unwrap()
+    };
+    let embedded = dir.path().join("embedded.csv");
+    query(None, &embedded);
+    let distributed = dir.path().join("distributed.csv");
+    let report = query(Some(sched), &distributed);
+
+    // Both executors ran tasks, and stderr says so.
+    let lines: Vec<&str> = report.lines().filter(|l| l.contains("executor ") && l.contains("task(s)")).collect();
+    assert_eq!(lines.len(), 2, "{report}");
+    let tasks: usize =
+        lines.iter().map(|l| l.rsplit(": ").next().unwrap().split(' ').next().unwrap().parse::<usize>().unwrap()).sum();
+    assert_eq!(tasks, 8, "{report}");
+
+    let read = |p: &Path| csv_rows(&std::fs::read_to_string(p).unwrap());
+    assert_same(&read(&distributed), &read(&embedded));
+    assert_same(&read(&distributed), &golden("helsinki_geographic.csv"));
+}

@@ -1,0 +1,149 @@
+//! Bad input to `segdist-sql query`: one clear error on stderr, exit
+//! status 2, and nothing written (an existing output file is left as it
+//! was). NULLs are not errors: a point with a NULL coordinate gets a row of
+//! NULLs, a line with a NULL geometry is never matched.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn query(dir: &Path, tables: &[(&str, &str, &str)], sql: &str, out: Option<&Path>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_segdist-sql"));
+    c.arg("query");
+    for (name, file, text) in tables {
+        let p = dir.join(file);
+        std::fs::write(&p, text).unwrap();
+        c.arg(format!("--table={name}={}", p.display()));
+    }
+    if let Some(o) = out {
+        c.arg("--out").arg(o);
+    }
+    c.arg(sql).output().unwrap()
+}
+
+const LINES: &str = "id,geometry\nA,\"LINESTRING(0 0, 10 0)\"\nB,\"LINESTRING(0 5, 10 5)\"\n";
+
+/// Runs a failing query with `--out`, and checks exit 2, the message, and
+/// that the old output is untouched and no temporary is left.
+fn fails(tables: &[(&str, &str, &str)], sql: &str, want: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out: PathBuf = dir.path().join("out.csv");
+    std::fs::write(&out, "old\n").unwrap();
+    let o = query(dir.path(), tables, sql, Some(&out));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{sql}: {err}");
+    assert!(err.contains(want), "{sql}: expected {want:?} in {err:?}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one error line: {err}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(!left.iter().any(|n| n.to_string_lossy().contains(".tmp")), "{left:?}");
+}
+
+#[test]
+fn a_missing_table_is_named() {
+    fails(&[("l", "l.csv", LINES)], "SELECT * FROM segdist_snap('nope', 'l')", "no table named 'nope'");
+}
+
+#[test]
+fn a_missing_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_segdist-sql"))
+        .args(["query", "--table", "p=/no/such/points.parquet", "SELECT 1"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/no/such/points.parquet: no such file"));
+}
+
+#[test]
+fn missing_columns_are_named_with_the_columns_there_are() {
+    let p = ("p", "p.csv", "id,a,b\n1,2,3\n");
+    fails(
+        &[p, ("l", "l.csv", LINES)],
+        "SELECT * FROM segdist_snap('p', 'l')",
+        "needs x and y, or lon and lat, columns; it has id, a, b",
+    );
+    let p = ("p", "p.csv", "id,x,y\n1,2,3\n");
+    let l = ("l", "l.csv", "id,shape\nA,x\n");
+    fails(&[p, l], "SELECT * FROM segdist_snap('p', 'l')", "needs a geometry column");
+}
+
+#[test]
+fn wrong_types_are_refused_when_planned() {
+    let p = ("p", "p.csv", "id,x,y\n1,east,3\n");
+    fails(
+        &[p, ("l", "l.csv", LINES)],
+        "SELECT * FROM segdist_snap('p', 'l')",
+        "points column \"x\" is Utf8, not a number",
+    );
+    let l = ("l", "l.csv", "id,geometry\nA,5\n");
+    fails(
+        &[("p", "p.csv", "id,x,y\n1,2,3\n"), l],
+        "SELECT * FROM segdist_snap('p', 'l')",
+        "geometry column \"geometry\" is Int64",
+    );
+    fails(&[("l", "l.csv", LINES)], "SELECT * FROM segdist_snap('l', 'l', 0)", "k must be an integer >= 1");
+    fails(
+        &[("l", "l.csv", LINES)],
+        "SELECT * FROM segdist_snap('l', 'l', 1, -2)",
+        "max_distance must be a number >= 0",
+    );
+}
+
+#[test]
+fn non_finite_coordinates_are_errors_naming_the_point() {
+    let p = ("p", "p.csv", "id,x,y\n1,2,3\n7,inf,3\n");
+    fails(
+        &[p, ("l", "l.csv", LINES)],
+        "SELECT * FROM segdist_snap('p', 'l')",
+        "point 7: x is inf; coordinates must be finite",
+    );
+    let l = ("l", "l.csv", "id,geometry\nA,\"LINESTRING(0 0, 1e400 0)\"\n");
+    fails(&[("p", "p.csv", "id,x,y\n1,2,3\n"), l], "SELECT * FROM segdist_snap('p', 'l')", "segdist_snap: lines row 0");
+}
+
+#[test]
+fn bad_geometry_is_an_error_naming_the_row() {
+    let l = ("l", "l.csv", "id,geometry\nA,\"LINESTRING(0 0, 1 1)\"\nB,\"LINESTRING(0 0, 1\"\n");
+    fails(&[("p", "p.csv", "id,x,y\n1,2,3\n"), l], "SELECT * FROM segdist_snap('p', 'l')", "lines row 1: not WKT");
+    let l = ("l", "l.csv", "id,geometry\nA,\"LINESTRING(0 0)\"\n");
+    fails(&[("p", "p.csv", "id,x,y\n1,2,3\n"), l], "SELECT * FROM segdist_snap('p', 'l')", "a line needs at least 2");
+    let l = ("l", "l.csv", "id,geometry\nA,\"POINT(0 0)\"\n");
+    fails(
+        &[("p", "p.csv", "id,x,y\n1,2,3\n"), l],
+        "SELECT * FROM segdist_snap('p', 'l')",
+        "a POINT where lines are expected",
+    );
+}
+
+#[test]
+fn an_empty_lines_table_is_an_error() {
+    let l = ("l", "l.csv", "id,geometry\nA,\n");
+    fails(
+        &[("p", "p.csv", "id,x,y\n1,2,3\n"), l],
+        "SELECT * FROM segdist_snap('p', 'l')",
+        "the lines table has no geometry to snap to",
+    );
+}
+
+#[test]
+fn latitudes_beyond_90_are_errors() {
+    let p = ("p", "p.csv", "id,lon,lat\n1,24.9,95\n");
+    let l = ("l", "l.csv", "id,geometry\nA,\"LINESTRING(24 60, 25 60)\"\n");
+    fails(&[p, l], "SELECT * FROM segdist_snap('p', 'l')", "point 1: latitude 95 is not in [-90, 90]");
+}
+
+#[test]
+fn nulls_give_rows_of_nulls_and_null_lines_are_never_matched() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = ("p", "p.csv", "id,x,y\n1,2,1\n2,,1\n3,4,4\n");
+    let l = ("l", "l.csv", "id,geometry\nA,\"LINESTRING(0 0, 10 0)\"\nN,\nB,\"LINESTRING(0 5, 10 5)\"\n");
+    let o = query(dir.path(), &[p, l], "SELECT * FROM segdist_snap('p', 'l') ORDER BY point_id", None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows[0], "point_id,line_id,part,segment,distance,x,y,t,along,fraction");
+    assert!(rows[1].starts_with("1,A,0,0,1.0,2.0,0.0,0.2,2.0,0.2"), "{text}");
+    assert_eq!(rows[2], "2,,,,,,,,,");
+    assert!(rows[3].starts_with("3,B,0,0,1.0,4.0,5.0"), "{text}");
+}
