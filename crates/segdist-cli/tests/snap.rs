@@ -371,9 +371,22 @@ fn the_sql_crates_golden_files_are_this_cli_output() {
     let h = root().join("examples/helsinki");
     let (points, roads) = (h.join("points.geojson"), h.join("roads.geojson"));
     let (points, roads) = (points.to_str().unwrap(), roads.to_str().unwrap());
-    let sql_golden = |name: &str| std::fs::read_to_string(root().join("crates/segdist-sql/tests/golden").join(name)).unwrap();
+    let sql_golden =
+        |name: &str| std::fs::read_to_string(root().join("crates/segdist-sql/tests/golden").join(name)).unwrap();
     let o = segdist(&["snap", "--points", points, "--lines", roads, "-q"]);
     assert_eq!(ok(&o), sql_golden("helsinki_geographic.csv"));
-    let o = segdist(&["snap", "--points", points, "--lines", roads, "--planar", "--k", "3", "--max-distance", "0.0003", "-q"]);
+    let o = segdist(&[
+        "snap",
+        "--points",
+        points,
+        "--lines",
+        roads,
+        "--planar",
+        "--k",
+        "3",
+        "--max-distance",
+        "0.0003",
+        "-q",
+    ]);
     assert_eq!(ok(&o), sql_golden("helsinki_planar_k3.csv"));
 }

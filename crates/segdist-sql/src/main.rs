@@ -45,6 +45,10 @@ enum Command {
         /// Partitions to split the work into (default: the number of cores).
         #[arg(long, value_name = "N")]
         partitions: Option<usize>,
+        /// Set a DataFusion or Ballista option first (as SQL's SET), e.g.
+        /// --set ballista.shuffle.compression.codec=none. Repeatable.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        settings: Vec<String>,
         /// The SQL statement.
         sql: String,
     },
@@ -98,13 +102,17 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Query { tables, out, scheduler, partitions, sql } => {
+        Command::Query { tables, out, scheduler, partitions, settings, sql } => {
             let ctx = match &scheduler {
                 Some(s) => segdist_sql::cluster::client(s).await?,
                 None => segdist_sql::context(),
             };
             if let Some(n) = partitions {
                 ctx.state_ref().write().config_mut().options_mut().execution.target_partitions = n.max(1);
+            }
+            for kv in &settings {
+                let (k, v) = kv.split_once('=').ok_or_else(|| anyhow!("--set {kv}: expected KEY=VALUE"))?;
+                ctx.sql(&format!("SET {k} = '{}'", v.replace('\'', "''"))).await?;
             }
             for t in &tables {
                 let (name, path) = t.split_once('=').ok_or_else(|| anyhow!("--table {t}: expected NAME=PATH"))?;

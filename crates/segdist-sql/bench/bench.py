@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""segdist-sql's bench: the nearest-line join over N points (Parquet) and M
+segments, four ways in one run:
+
+- `segdist snap` (the CLI) on the same data as CSV: the reference throughput;
+- `segdist-sql query` embedded: `segdist_snap` from Parquet to Parquet;
+- the same on a Ballista cluster: a scheduler and two executors on loopback;
+- SedonaDB 0.5's `ST_KNN` join on the same Parquet files.
+
+Planar (the segments of the index bench: random, 0.001-0.01 long, in the
+unit square) and geographic (the same mapped onto 1 deg x 0.5 deg of
+longitude/latitude near Helsinki; metres on WGS84). Times are wall clock of
+the whole command (reading, indexing, joining, writing), the median of
+--runs runs for segdist, one run for SedonaDB.
+
+Agreement: on a sample of points, the nearest distance by brute force
+(`segdist_distance` / `segdist_geodesic_distance` over every segment, in
+SQL, no index) against each engine's answer; and over all points, how many
+of SedonaDB's lines differ from segdist's.
+
+Needs: the release binaries (`cargo build --release --bin segdist` at the
+root, `cargo build --release` in crates/segdist-sql), and
+`pip install sedonadb pyarrow geoarrow-pyarrow pandas numpy`.
+
+    python3 crates/segdist-sql/bench/bench.py                 # 10 M points x 100 k segments
+    python3 crates/segdist-sql/bench/bench.py --points 1000000 --runs 1
+"""
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+ROOT = Path(__file__).resolve().parents[3]
+SEGDIST = ROOT / "target/release/segdist"
+SQL = ROOT / "crates/segdist-sql/target/release/segdist-sql"
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def wkb_segments(a, b):
+    """WKB LineStrings of two vertices, little-endian, as an Arrow array."""
+    m = len(a)
+    rec = np.zeros(m, dtype=[("o", "u1"), ("t", "<u4"), ("n", "<u4"), ("c", "<f8", 4)])
+    rec["o"], rec["t"], rec["n"] = 1, 2, 2
+    rec["c"] = np.column_stack([a[:, 0], a[:, 1], b[:, 0], b[:, 1]])
+    offsets = (np.arange(m + 1, dtype=np.int32) * rec.itemsize).tobytes()
+    return pa.Array.from_buffers(pa.binary(), m, [None, pa.py_buffer(offsets), pa.py_buffer(rec.tobytes())])
+
+
+def generate(d: Path, n: int, m: int, seed: int):
+    rng = np.random.default_rng(seed)
+    a = rng.random((m, 2))
+    length = 0.001 + 0.009 * rng.random(m)
+    th = 2 * np.pi * rng.random(m)
+    b = a + np.column_stack([length * np.cos(th), length * np.sin(th)])
+    p = rng.random((n, 2))
+    geo = lambda q: np.column_stack([24.5 + q[:, 0], 60.0 + 0.5 * q[:, 1]])
+    for mode, (pa_, pb, pp, cx, cy) in {
+        "planar": (a, b, p, "x", "y"),
+        "geographic": (geo(a), geo(b), geo(p), "lon", "lat"),
+    }.items():
+        ids = pa.array(np.arange(m, dtype=np.int64))
+        lines = pa.table(
+            {"id": ids, "geometry": wkb_segments(pa_, pb), "ax": pa_[:, 0], "ay": pa_[:, 1], "bx": pb[:, 0], "by": pb[:, 1]}
+        )
+        pq.write_table(lines, d / f"lines_{mode}.parquet")
+        pts = pa.table({"id": np.arange(n, dtype=np.int64), cx: pp[:, 0], cy: pp[:, 1]})
+        pq.write_table(pts, d / f"points_{mode}.parquet", row_group_size=1 << 20)
+        # The CLI's CSV: points id,x,y; lines as consecutive rows per id.
+        pacsv.write_csv(pa.table({"id": pts["id"], "x": pp[:, 0], "y": pp[:, 1]}), d / f"points_{mode}.csv")
+        rows = pa.table(
+            {
+                "id": np.repeat(np.arange(m, dtype=np.int64), 2),
+                "x": np.column_stack([pa_[:, 0], pb[:, 0]]).ravel(),
+                "y": np.column_stack([pa_[:, 1], pb[:, 1]]).ravel(),
+            }
+        )
+        pacsv.write_csv(rows, d / f"lines_{mode}.csv")
+
+
+def timed(cmd, runs, env=None):
+    """Median wall time of `cmd` over `runs` runs, and its last stderr."""
+    times, err = [], ""
+    for _ in range(runs):
+        t = time.perf_counter()
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        times.append(time.perf_counter() - t)
+        if r.returncode != 0:
+            raise SystemExit(f"{' '.join(map(str, cmd))} failed:\n{r.stderr}")
+        err = r.stderr
+    return statistics.median(times), times, err
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    """A scheduler and two executors, each a segdist-sql process."""
+
+    def __enter__(self):
+        self.port = free_port()
+        self.procs = [
+            subprocess.Popen([SQL, "scheduler", "--bind", f"127.0.0.1:{self.port}", "--min-executors", "2"],
+                             stderr=subprocess.DEVNULL)
+        ]
+        for _ in range(2):
+            self.procs.append(
+                subprocess.Popen(
+                    [SQL, "executor", "--scheduler", f"127.0.0.1:{self.port}", "--bind",
+                     f"127.0.0.1:{free_port()}", "--grpc-port", str(free_port())],
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        start = time.time()
+        while True:
+            try:
+                if urllib.request.urlopen(f"http://127.0.0.1:{self.port}/readyz", timeout=2).status == 200:
+                    break
+            except Exception:
+                pass
+            if time.time() - start > 60:
+                raise SystemExit("the executors did not register")
+            time.sleep(0.2)
+        return self
+
+    def __exit__(self, *a):
+        for p in self.procs:
+            p.kill()
+            p.wait()
+
+
+def sql(tables, query, out):
+    cmd = [SQL, "query"] + [f"--table={k}={v}" for k, v in tables.items()] + ["--out", out, query]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"{query}: {r.stderr}")
+    return pq.read_table(out)
+
+
+def sedona_timed(d: Path, mode: str, out: Path, limit: float):
+    """SedonaDB's join in a process of its own, stopped after `limit` s:
+    its wall time, or None when stopped."""
+    import multiprocessing
+
+    q = multiprocessing.Queue()
+    p = multiprocessing.Process(target=lambda: q.put(sedona(d, mode, out)))
+    p.start()
+    p.join(limit)
+    if p.is_alive():
+        p.terminate()
+        p.join()
+        return None
+    return q.get()
+
+
+def sedona(d: Path, mode: str, out: Path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import sedonadb
+
+        c = sedonadb.connect()
+    cx, cy = ("x", "y") if mode == "planar" else ("lon", "lat")
+    t = time.perf_counter()
+    c.read_parquet(str(d / f"points_{mode}.parquet")).to_view("p")
+    c.sql(f"SELECT id, ST_GeomFromWKB(geometry) AS geom FROM '{d / f'lines_{mode}.parquet'}'").to_view("l")
+    sphere = "true" if mode == "geographic" else "false"
+    q = f"SELECT p.id AS point_id, l.id AS line_id FROM p JOIN l ON ST_KNN(ST_Point(p.{cx}, p.{cy}), l.geom, 1, {sphere})"
+    c.sql(q).to_parquet(str(out), single_file_output=True)
+    return time.perf_counter() - t
+
+
+def agreement(d: Path, mode: str, ours: Path, theirs: Path, every: int):
+    """On every `every`-th point: the brute-force nearest distance against
+    segdist's and SedonaDB's answers; over all points, how many of
+    SedonaDB's lines differ from segdist's."""
+    cx, cy = ("x", "y") if mode == "planar" else ("lon", "lat")
+    f = "segdist_distance" if mode == "planar" else "segdist_geodesic_distance"
+    dcol = "distance" if mode == "planar" else "distance_m"
+    tables = {"p": d / f"points_{mode}.parquet", "l": d / f"lines_{mode}.parquet", "o": ours, "s": theirs}
+    dist = f"{f}(p.{cx}, p.{cy}, l.ax, l.ay, l.bx, l.by)"
+    q = f"""
+      WITH sample AS (SELECT * FROM p WHERE id % {every} = 0),
+      brute AS (SELECT p.id, min({dist}) AS d FROM sample p CROSS JOIN l GROUP BY p.id),
+      theirs AS (SELECT p.id, min({dist}) AS d FROM sample p JOIN s ON s.point_id = p.id JOIN l ON l.id = s.line_id GROUP BY p.id)
+      SELECT count(*) AS n,
+             sum(CASE WHEN o.{dcol} = brute.d THEN 0 ELSE 1 END) AS segdist_wrong,
+             sum(CASE WHEN theirs.d = brute.d THEN 0 ELSE 1 END) AS sedona_wrong,
+             max(theirs.d - brute.d) AS sedona_worst
+      FROM brute JOIN o ON o.point_id = brute.id LEFT JOIN theirs ON theirs.id = brute.id"""
+    r = sql(tables, q, d / "agree.parquet").to_pylist()[0]
+    q = "SELECT count(*) AS n FROM o JOIN s ON o.point_id = s.point_id WHERE o.line_id <> s.line_id"
+    r["sedona_differs_all"] = sql(tables, q, d / "differ.parquet").to_pylist()[0]["n"]
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--points", type=int, default=10_000_000)
+    ap.add_argument("--segments", type=int, default=100_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--sample-every", type=int, default=5000, help="brute force on every k-th point (planar)")
+    ap.add_argument("--skip-sedona", action="store_true")
+    ap.add_argument("--sedona-limit", type=float, default=900, help="stop SedonaDB after this many seconds")
+    ap.add_argument("--dir", type=Path, help="keep the data here (default: a temporary folder)")
+    args = ap.parse_args()
+    for b in (SEGDIST, SQL):
+        if not b.exists():
+            raise SystemExit(f"{b}: build it first (see --help)")
+    d = args.dir or Path(tempfile.mkdtemp(prefix="segdist-sql-bench-"))
+    d.mkdir(parents=True, exist_ok=True)
+    log(f"data: {args.points:,} points x {args.segments:,} segments in {d}")
+    if not (d / "points_planar.parquet").exists():
+        generate(d, args.points, args.segments, 7)
+    results = {"points": args.points, "segments": args.segments, "runs": args.runs, "modes": {}}
+    snap = "SELECT * FROM segdist_snap('p', 'l')"
+    for mode in ("planar", "geographic"):
+        flag = ["--planar"] if mode == "planar" else ["--geographic"]
+        r = {}
+        cli = [SEGDIST, "snap", "--points", d / f"points_{mode}.csv", "--lines", d / f"lines_{mode}.csv", "-q", "-o",
+               d / f"cli_{mode}.csv"] + flag
+        r["cli_csv"], r["cli_csv_runs"], _ = timed(cli, args.runs)
+        log(f"{mode}: segdist snap (CSV): {r['cli_csv']:.2f} s")
+        tables = [f"--table=p={d / f'points_{mode}.parquet'}", f"--table=l={d / f'lines_{mode}.parquet'}"]
+        ours = d / f"sql_{mode}.parquet"
+        r["embedded"], r["embedded_runs"], _ = timed([SQL, "query", *tables, "--out", ours, snap], args.runs)
+        log(f"{mode}: segdist-sql embedded (Parquet): {r['embedded']:.2f} s")
+        r["embedded_csv"], r["embedded_csv_runs"], _ = timed(
+            [SQL, "query", *tables, "--out", d / f"sql_{mode}.csv", snap], args.runs)
+        log(f"{mode}: segdist-sql embedded (CSV out): {r['embedded_csv']:.2f} s")
+        ids = "SELECT point_id, line_id FROM segdist_snap('p', 'l')"
+        r["embedded_ids"], r["embedded_ids_runs"], _ = timed(
+            [SQL, "query", *tables, "--out", d / f"sql_ids_{mode}.parquet", ids], args.runs)
+        log(f"{mode}: segdist-sql embedded (point_id, line_id only): {r['embedded_ids']:.2f} s")
+        with Cluster() as c:
+            cmd = [SQL, "query", "--scheduler", f"127.0.0.1:{c.port}", *tables, "--out", d / f"dist_{mode}.parquet", snap]
+            r["cluster"], r["cluster_runs"], report = timed(cmd, args.runs)
+        r["cluster_report"] = report.strip().splitlines()
+        log(f"{mode}: segdist-sql on 2 executors: {r['cluster']:.2f} s\n{report}")
+        same = pq.read_table(ours).sort_by("point_id").equals(pq.read_table(d / f"dist_{mode}.parquet").sort_by("point_id"))
+        r["cluster_equals_embedded"] = same
+        if not args.skip_sedona:
+            theirs = d / f"sedona_{mode}.parquet"
+            t = sedona_timed(d, mode, theirs, args.sedona_limit)
+            if t is None:
+                r["sedona_stopped_after"] = args.sedona_limit
+                log(f"{mode}: SedonaDB ST_KNN: stopped after {args.sedona_limit:.0f} s")
+            else:
+                r["sedona"] = t
+                log(f"{mode}: SedonaDB ST_KNN: {t:.2f} s")
+                every = args.sample_every if mode == "planar" else args.sample_every * 10
+                r["agreement"] = agreement(d, mode, ours, theirs, every)
+                log(f"{mode}: agreement {r['agreement']}")
+        results["modes"][mode] = r
+    out = ROOT / "target/bench-sql.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(results, indent=1, default=str))
+    n = args.points / 1e6
+    print(f"\n{args.points:,} points x {args.segments:,} segments; wall time of the whole command, median of {args.runs}")
+    print("| | planar | | geographic | |\n|---|---:|---:|---:|---:|")
+    print("| | s | M points/s | s | M points/s |")
+    rows = [("`segdist snap` (CSV in, CSV out)", "cli_csv"), ("`segdist_snap` embedded (Parquet in, Parquet out)", "embedded"),
+            ("`segdist_snap` embedded (Parquet in, CSV out)", "embedded_csv"),
+            ("`segdist_snap` embedded, only `point_id, line_id` (SedonaDB's columns)", "embedded_ids"),
+            ("`segdist_snap` on 2 Ballista executors, loopback", "cluster"), ("SedonaDB 0.5 `ST_KNN` join (1 run)", "sedona")]
+    for name, k in rows:
+        cells = []
+        for mode in ("planar", "geographic"):
+            m = results["modes"][mode]
+            t = m.get(k)
+            if t:
+                cells += [f"{t:.2f}", f"{n / t:.2f}"]
+            elif k == "sedona" and "sedona_stopped_after" in m:
+                cells += [f"> {m['sedona_stopped_after']:.0f} (stopped)", f"< {n / m['sedona_stopped_after']:.3f}"]
+            else:
+                cells += ["-", "-"]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    for mode in ("planar", "geographic"):
+        r = results["modes"][mode]
+        line = f"{mode}: embedded/CLI throughput {r['cli_csv'] / r['embedded']:.2f}x, cluster/embedded time {r['cluster'] / r['embedded']:.2f}x"
+        if "sedona_stopped_after" in r:
+            line += f", SedonaDB more than {r['sedona_stopped_after'] / r['embedded_ids']:.0f}x the embedded time (same columns)"
+        if "sedona" in r:
+            a = r["agreement"]
+            line += (f", SedonaDB {r['sedona'] / r['embedded']:.1f}x the embedded time (all columns), "
+                     f"{r['sedona'] / r['embedded_ids']:.1f}x (same columns); brute force on {a['n']} points: "
+                     f"segdist wrong {a['segdist_wrong']}, SedonaDB wrong {a['sedona_wrong']} (worst +{a['sedona_worst']}); "
+                     f"SedonaDB's line differs from segdist's for {a['sedona_differs_all']:,} of {args.points:,} points")
+        print(line + f"; cluster answer equals embedded: {r['cluster_equals_embedded']}")
+
+
+if __name__ == "__main__":
+    main()
