@@ -45,6 +45,12 @@ fn config() -> SessionConfig {
 ///
 /// # Errors
 /// When it cannot listen there.
+///
+/// ```no_run
+/// # #[tokio::main] async fn main() -> anyhow::Result<()> {
+/// segdist_sql::cluster::scheduler("0.0.0.0:50050".parse()?, 2).await
+/// # }
+/// ```
 pub async fn scheduler(bind: SocketAddr, min_executors: usize) -> Result<()> {
     let mut config = SchedulerConfig {
         min_ready_executors: min_executors,
@@ -61,7 +67,7 @@ pub async fn scheduler(bind: SocketAddr, min_executors: usize) -> Result<()> {
     start_server(cluster, bind, Arc::new(config)).await.map_err(|e| anyhow!("scheduler on {bind}: {e}"))
 }
 
-/// Where an executor listens and whom it serves.
+/// Where an executor listens and whom it serves (see [`executor`]).
 #[derive(Clone, Debug)]
 pub struct ExecutorOptions {
     /// The scheduler, `host:port`.
@@ -80,6 +86,20 @@ pub struct ExecutorOptions {
 ///
 /// # Errors
 /// A scheduler address without a port, or a port already taken.
+///
+/// ```no_run
+/// use segdist_sql::cluster::{executor, ExecutorOptions};
+/// # #[tokio::main] async fn main() -> anyhow::Result<()> {
+/// executor(ExecutorOptions {
+///     scheduler: "sched:50050".into(),
+///     bind: "0.0.0.0:50051".parse()?,
+///     grpc_port: None,
+///     advertise: Some("w1".into()),
+///     concurrent_tasks: 0,
+/// })
+/// .await
+/// # }
+/// ```
 pub async fn executor(o: ExecutorOptions) -> Result<()> {
     let (host, port) =
         o.scheduler.rsplit_once(':').ok_or_else(|| anyhow!("--scheduler {}: expected HOST:PORT", o.scheduler))?;
@@ -112,6 +132,21 @@ pub async fn executor(o: ExecutorOptions) -> Result<()> {
 ///
 /// # Errors
 /// A malformed address.
+///
+/// ```no_run
+/// use datafusion::physical_plan::execute_stream;
+/// # #[tokio::main] async fn main() -> anyhow::Result<()> {
+/// let ctx = segdist_sql::cluster::client("sched:50050").await?;
+/// ctx.register_parquet("p", "/data/fixes", Default::default()).await?;
+/// ctx.register_parquet("r", "/data/roads.parquet", Default::default()).await?;
+/// let plan = ctx.sql("SELECT * FROM segdist_snap('p', 'r')").await?.create_physical_plan().await?;
+/// let rows = segdist_sql::files::write(execute_stream(plan.clone(), ctx.task_ctx())?, None).await?;
+/// if let Some(r) = segdist_sql::cluster::task_report("sched:50050", &plan).await? {
+///     println!("{rows} rows from job {} on {} executors", r.job_id, r.executors.len());
+/// }
+/// # Ok(())
+/// # }
+/// ```
 pub async fn client(scheduler: &str) -> Result<SessionContext> {
     let state = crate::session_state(config());
     let ctx = SessionContext::remote_with_state(&format!("df://{scheduler}"), state).await?;
@@ -122,7 +157,7 @@ pub async fn client(scheduler: &str) -> Result<SessionContext> {
 }
 
 /// Each executor that produced a part of a finished distributed query's
-/// result, with how many of the final stage's tasks it ran.
+/// result, with how many of the final stage's tasks it ran (see [`client`]).
 pub struct TaskReport {
     /// The job's id on the scheduler.
     pub job_id: String,
@@ -136,6 +171,8 @@ pub struct TaskReport {
 ///
 /// # Errors
 /// When the scheduler cannot be asked.
+///
+/// See [`client`] for an example.
 pub async fn task_report(scheduler: &str, plan: &Arc<dyn ExecutionPlan>) -> Result<Option<TaskReport>> {
     use ballista_core::execution_plans::DistributedQueryExec;
     let Some(job_id) = plan

@@ -22,7 +22,8 @@ use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConve
 use crate::exec::SnapExec;
 use crate::snap::{SnapNode, Spec};
 
-/// The first bytes of every node segdist encodes.
+/// The first bytes of every node segdist encodes (a byte no protobuf
+/// message of Ballista's starts with, then a name and a version).
 pub const MAGIC: &[u8] = b"\xffsegdist-snap-1\0";
 
 fn ours(buf: &[u8]) -> Option<Spec> {
@@ -39,6 +40,14 @@ fn udf(name: &str) -> Option<Arc<ScalarUDF>> {
 }
 
 /// Ballista's logical codec and segdist's [`SnapNode`].
+///
+/// ```
+/// use datafusion_proto::logical_plan::LogicalExtensionCodec;
+///
+/// let codec = segdist_sql::codec::LogicalCodec::default();
+/// assert_eq!(codec.try_decode_udf("segdist_distance", &[])?.name(), "segdist_distance");
+/// # Ok::<(), datafusion::error::DataFusionError>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct LogicalCodec {
     inner: BallistaLogicalExtensionCodec,
@@ -101,6 +110,14 @@ impl LogicalExtensionCodec for LogicalCodec {
 }
 
 /// Ballista's physical codec and segdist's [`SnapExec`].
+///
+/// ```
+/// use datafusion_proto::physical_plan::PhysicalExtensionCodec;
+///
+/// let codec = segdist_sql::codec::PhysicalCodec::default();
+/// assert!(codec.try_decode_udf("segdist_closest_point", &[]).is_ok());
+/// # Ok::<(), datafusion::error::DataFusionError>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct PhysicalCodec {
     inner: BallistaPhysicalExtensionCodec,

@@ -30,7 +30,8 @@ use tokio::sync::OnceCell;
 use crate::geometry::{self, Lines};
 use crate::snap::Spec;
 
-/// The nearest-line join over a points plan and a lines plan.
+/// The nearest-line join over a points plan and a lines plan (planned from
+/// [`SnapNode`](crate::snap::SnapNode), whose example shows it).
 #[derive(Debug)]
 pub struct SnapExec {
     spec: Spec,

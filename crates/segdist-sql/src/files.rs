@@ -151,6 +151,19 @@ enum Sink {
 /// # Errors
 /// An unknown extension, an error in the query, or one writing; a file is
 /// then left as it was.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> anyhow::Result<()> {
+/// let ctx = segdist_sql::context();
+/// let dir = tempfile::tempdir()?;
+/// let out = dir.path().join("d.csv");
+/// let stream = ctx.sql("SELECT segdist_distance(1, 3, 0, 0, 2, 0) AS d").await?.execute_stream().await?;
+/// assert_eq!(segdist_sql::files::write(stream, Some(&out)).await?, 1);
+/// assert_eq!(std::fs::read_to_string(&out)?, "d\n3.0\n");
+/// # Ok(())
+/// # }
+/// ```
 pub async fn write(mut stream: SendableRecordBatchStream, out: Option<&Path>) -> Result<u64> {
     let schema: SchemaRef = stream.schema();
     let tmp = out.map(temporary).transpose()?;

@@ -18,6 +18,14 @@ use geo_traits::{
 };
 
 /// Line features, flattened: vertex runs per part, part runs per feature.
+///
+/// ```
+/// let mut lines = segdist_sql::geometry::Lines::new();
+/// lines.push(&[vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]], false, &|| "row 0".into())?;
+/// assert!(lines.push(&[vec![[0.0, 0.0, 0.0]]], false, &|| "row 1".into()).is_err());
+/// assert_eq!((lines.len(), lines.parts(0).next()), (1, Some(0..2)));
+/// # Ok::<(), datafusion::error::DataFusionError>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct Lines {
     /// `[x, y, z]` (z is 0 where absent).
@@ -86,6 +94,15 @@ pub enum Encoding {
 }
 
 /// The encoding of a geometry column of type `t`, or a planning error.
+///
+/// ```
+/// use datafusion::arrow::datatypes::DataType;
+/// use segdist_sql::geometry::{encoding, Encoding};
+///
+/// assert_eq!(encoding("geometry", &DataType::Binary)?, Encoding::Wkb);
+/// assert!(encoding("geometry", &DataType::Int64).is_err());
+/// # Ok::<(), datafusion::error::DataFusionError>(())
+/// ```
 pub fn encoding(column: &str, t: &DataType) -> Result<Encoding> {
     match t {
         DataType::Binary | DataType::LargeBinary | DataType::BinaryView => Ok(Encoding::Wkb),
@@ -100,10 +117,21 @@ pub fn encoding(column: &str, t: &DataType) -> Result<Encoding> {
 }
 
 /// A geometry's parts, each a run of `[x, y, z]`, and whether every vertex
-/// had a z.
+/// had a z (see [`read`]).
 pub type Geometry = (Vec<Vec<[f64; 3]>>, bool);
 
 /// Reads one geometry, or `None` for NULL. `place` names the row in errors.
+///
+/// ```
+/// use std::sync::Arc;
+/// use datafusion::arrow::array::{ArrayRef, StringArray};
+///
+/// let col: ArrayRef = Arc::new(StringArray::from(vec![Some("MULTILINESTRING Z((0 0 1, 1 1 1), (2 2 5, 3 3 5))"), None]));
+/// let (parts, has_z) = segdist_sql::geometry::read(&col, 0, &|| "row 0".into())?.unwrap();
+/// assert_eq!((parts.len(), parts[1][0], has_z), (2, [2.0, 2.0, 5.0], true));
+/// assert!(segdist_sql::geometry::read(&col, 1, &|| "row 1".into())?.is_none());
+/// # Ok::<(), datafusion::error::DataFusionError>(())
+/// ```
 pub fn read(col: &ArrayRef, row: usize, place: &dyn Fn() -> String) -> Result<Option<Geometry>> {
     if col.is_null(row) || col.data_type() == &DataType::Null {
         return Ok(None);

@@ -26,7 +26,8 @@ use datafusion::physical_planner::{DefaultPhysicalPlanner, ExtensionPlanner, Phy
 
 use crate::exec::SnapExec;
 
-/// What a snap computes: the answers' shape, decided when it is planned.
+/// What a snap computes: the answers' shape, decided when it is planned
+/// (see [`Spec::output_schema`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Spec {
     /// Hits per point, nearest first.
@@ -49,6 +50,19 @@ impl Spec {
     ///   `the_geom`.
     ///
     /// Returns the column names in the order the node's inputs project them.
+    ///
+    /// ```
+    /// use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    /// use segdist_sql::snap::Spec;
+    ///
+    /// let f = |n: &str, t| Field::new(n, t, true);
+    /// let points = Schema::new(vec![f("ID", DataType::Int64), f("Lon", DataType::Float64), f("lat", DataType::Float32)]);
+    /// let lines = Schema::new(vec![f("line_id", DataType::Utf8), f("wkb", DataType::Binary)]);
+    /// let (geographic, three_d, p, l) = Spec::columns(&points, &lines)?;
+    /// assert!(geographic && !three_d);
+    /// assert_eq!((p, l), (vec!["ID".to_string(), "Lon".into(), "lat".into()], vec!["line_id".to_string(), "wkb".into()]));
+    /// # Ok::<(), datafusion::error::DataFusionError>(())
+    /// ```
     pub fn columns(points: &Schema, lines: &Schema) -> Result<(bool, bool, Vec<String>, Vec<String>)> {
         let find = |s: &Schema, names: &[&str]| -> Option<String> {
             names
@@ -103,6 +117,16 @@ impl Spec {
 
     /// The output schema: `segdist snap`'s columns, in its order, given the
     /// types of the point and line ids.
+    ///
+    /// ```
+    /// use datafusion::arrow::datatypes::{DataType, Field};
+    /// use segdist_sql::snap::Spec;
+    ///
+    /// let spec = Spec { k: 2, max_distance: f64::INFINITY, geographic: true, three_d: false };
+    /// let id = Field::new("id", DataType::Int64, false);
+    /// let names: Vec<String> = spec.output_schema(&id, &id).fields().iter().map(|f| f.name().clone()).collect();
+    /// assert_eq!(names.join(","), "point_id,rank,line_id,part,segment,distance_m,lon,lat,t,along_m,fraction");
+    /// ```
     pub fn output_schema(&self, point_id: &Field, line_id: &Field) -> SchemaRef {
         let f = |n: &str| Field::new(n, DataType::Float64, true);
         let i = |n: &str| Field::new(n, DataType::Int64, true);
@@ -142,7 +166,21 @@ impl Spec {
 }
 
 /// The logical node: points (id, coordinates) and lines (id, geometry) in,
-/// `segdist snap`'s rows out.
+/// `segdist snap`'s rows out. `EXPLAIN` shows it:
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> anyhow::Result<()> {
+/// let ctx = segdist_sql::context();
+/// ctx.sql("CREATE TABLE p AS VALUES (1, 0.5, 2.0)").await?.collect().await?;
+/// ctx.sql("CREATE VIEW points AS SELECT column1 AS id, column2 AS x, column3 AS y FROM p").await?.collect().await?;
+/// ctx.sql("CREATE VIEW roads AS SELECT 'A' AS id, 'LINESTRING(0 0, 4 0)' AS geometry").await?.collect().await?;
+/// let plan = ctx.sql("EXPLAIN SELECT * FROM segdist_snap('points', 'roads')").await?.collect().await?;
+/// let text = datafusion::arrow::util::pretty::pretty_format_batches(&plan)?.to_string();
+/// assert!(text.contains("SegdistSnap: k=1") && text.contains("SegdistSnapExec"));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SnapNode {
     spec: SpecKey,
@@ -224,7 +262,8 @@ impl UserDefinedLogicalNodeCore for SnapNode {
     }
 }
 
-/// The `segdist_snap` table function.
+/// The `segdist_snap` table function (see [`SnapNode`] for an example;
+/// [`crate::with_segdist`] registers it).
 #[derive(Debug, Default)]
 pub struct SnapFunction;
 
@@ -319,7 +358,7 @@ impl TableProvider for SnapView {
     }
 }
 
-/// Plans [`SnapNode`] as [`SnapExec`].
+/// Plans [`SnapNode`] as [`SnapExec`] (see [`SnapNode`] for an example).
 #[derive(Debug, Default)]
 pub struct SnapPlanner;
 
@@ -342,7 +381,8 @@ impl ExtensionPlanner for SnapPlanner {
     }
 }
 
-/// DataFusion's physical planner with [`SnapPlanner`].
+/// DataFusion's physical planner with [`SnapPlanner`]; the planner of
+/// [`crate::session_state`] (see [`SnapNode`] for an example).
 #[derive(Debug, Default)]
 pub struct SnapQueryPlanner;
 
