@@ -11,7 +11,8 @@
 //!
 //! Results go to standard output as CSV, or to a `.csv` or `.parquet` file
 //! written beside its final name and renamed into place only when complete:
-//! an error leaves nothing behind.
+//! an error leaves nothing behind. A `.parquet` result with `lon`/`lat` (or
+//! `x`/`y`) columns is GeoParquet: a WKB point column `geometry` is added.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -25,6 +26,8 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::datasource::MemTable;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::file::metadata::KeyValue;
+use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::prelude::{CsvReadOptions, ParquetReadOptions, SessionContext};
 use futures::StreamExt;
 
@@ -142,7 +145,68 @@ fn to_wkt(v: &geojson::Value) -> Option<String> {
 /// Where results go.
 enum Sink {
     Csv(datafusion::arrow::csv::Writer<Box<dyn Write>>),
-    Parquet(ArrowWriter<BufWriter<File>>),
+    Parquet(ArrowWriter<BufWriter<File>>, Option<GeoColumns>),
+}
+
+/// GeoParquet output: results with `lon`, `lat` (or `x`, `y`) columns and
+/// no `geometry` of their own get a WKB point column `geometry` and the
+/// file the "geo" metadata of GeoParquet 1.1 (CRS: OGC:CRS84 for lon/lat,
+/// unknown for x/y), so GIS tools open them as points.
+struct GeoColumns {
+    x: usize,
+    y: usize,
+    lonlat: bool,
+}
+
+impl GeoColumns {
+    fn of(schema: &Schema) -> Option<GeoColumns> {
+        if schema.index_of("geometry").is_ok() {
+            return None;
+        }
+        let f64_at = |n: &str| schema.index_of(n).ok().filter(|&i| schema.field(i).data_type() == &DataType::Float64);
+        match (f64_at("lon"), f64_at("lat"), f64_at("x"), f64_at("y")) {
+            (Some(x), Some(y), _, _) => Some(GeoColumns { x, y, lonlat: true }),
+            (_, _, Some(x), Some(y)) => Some(GeoColumns { x, y, lonlat: false }),
+            _ => None,
+        }
+    }
+
+    fn schema(&self, schema: &Schema) -> SchemaRef {
+        let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields.push(Field::new("geometry", DataType::Binary, true));
+        Arc::new(Schema::new(fields))
+    }
+
+    fn properties(&self) -> WriterProperties {
+        let crs = if self.lonlat { "" } else { ",\"crs\":null" };
+        let geo = format!(
+            "{{\"version\":\"1.1.0\",\"primary_column\":\"geometry\",\"columns\":{{\"geometry\":{{\"encoding\":\"WKB\",\"geometry_types\":[\"Point\"]{crs}}}}}}}"
+        );
+        WriterProperties::builder().set_key_value_metadata(Some(vec![KeyValue::new("geo".to_string(), geo)])).build()
+    }
+
+    /// `batch` with its points as WKB.
+    fn add(&self, batch: &RecordBatch) -> Result<RecordBatch> {
+        use datafusion::arrow::array::{Array, AsArray, BinaryBuilder};
+        use datafusion::arrow::datatypes::Float64Type;
+        let (x, y) =
+            (batch.column(self.x).as_primitive::<Float64Type>(), batch.column(self.y).as_primitive::<Float64Type>());
+        let mut b = BinaryBuilder::with_capacity(batch.num_rows(), batch.num_rows() * 21);
+        let mut buf = Vec::with_capacity(21);
+        for i in 0..batch.num_rows() {
+            if x.is_null(i) || y.is_null(i) {
+                b.append_null();
+                continue;
+            }
+            buf.clear();
+            let p = wkt::types::Point::from_coord(wkt::types::Coord { x: x.value(i), y: y.value(i), z: None, m: None });
+            wkb::writer::write_point(&mut buf, &p, &Default::default()).map_err(|e| anyhow!("WKB: {e}"))?;
+            b.append_value(&buf);
+        }
+        let mut cols = batch.columns().to_vec();
+        cols.push(Arc::new(b.finish()));
+        Ok(RecordBatch::try_new(self.schema(&batch.schema()), cols)?)
+    }
 }
 
 /// Writes `stream` as CSV to standard output (`out` = `None`) or to `out`
@@ -173,7 +237,14 @@ pub async fn write(mut stream: SendableRecordBatchStream, out: Option<&Path>) ->
             let file = || File::create(tmp).with_context(|| format!("cannot write {}", tmp.display()));
             match ext.as_str() {
                 "csv" => Sink::Csv(WriterBuilder::new().with_header(true).build(Box::new(BufWriter::new(file()?)))),
-                "parquet" => Sink::Parquet(ArrowWriter::try_new(BufWriter::new(file()?), Arc::clone(&schema), None)?),
+                "parquet" => {
+                    let geo = GeoColumns::of(&schema);
+                    let (file_schema, props) = match &geo {
+                        Some(g) => (g.schema(&schema), Some(g.properties())),
+                        None => (Arc::clone(&schema), None),
+                    };
+                    Sink::Parquet(ArrowWriter::try_new(BufWriter::new(file()?), file_schema, props)?, geo)
+                }
                 _ => bail!("{}: unknown output format (.csv or .parquet)", out.display()),
             }
         }
@@ -188,7 +259,8 @@ pub async fn write(mut stream: SendableRecordBatchStream, out: Option<&Path>) ->
             rows += batch.num_rows() as u64;
             match &mut sink {
                 Sink::Csv(w) => w.write(&batch)?,
-                Sink::Parquet(w) => w.write(&batch)?,
+                Sink::Parquet(w, None) => w.write(&batch)?,
+                Sink::Parquet(w, Some(g)) => w.write(&g.add(&batch)?)?,
             }
         }
         if rows == 0 {
@@ -199,7 +271,7 @@ pub async fn write(mut stream: SendableRecordBatchStream, out: Option<&Path>) ->
         }
         match sink {
             Sink::Csv(w) => w.into_inner().flush()?,
-            Sink::Parquet(w) => {
+            Sink::Parquet(w, _) => {
                 w.close()?;
             }
         }
