@@ -140,7 +140,7 @@ pub async fn executor(o: ExecutorOptions) -> Result<()> {
 /// ctx.register_parquet("p", "/data/fixes", Default::default()).await?;
 /// ctx.register_parquet("r", "/data/roads.parquet", Default::default()).await?;
 /// let plan = ctx.sql("SELECT * FROM segdist_snap('p', 'r')").await?.create_physical_plan().await?;
-/// let rows = segdist_sql::files::write(execute_stream(plan.clone(), ctx.task_ctx())?, None).await?;
+/// let rows = segdist_sql::files::write(execute_stream(plan.clone(), ctx.task_ctx())?, None, false).await?;
 /// if let Some(r) = segdist_sql::cluster::task_report("sched:50050", &plan).await? {
 ///     println!("{rows} rows from job {} on {} executors", r.job_id, r.executors.len());
 /// }

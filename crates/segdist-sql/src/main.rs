@@ -45,6 +45,10 @@ enum Command {
         /// Partitions to split the work into (default: the number of cores).
         #[arg(long, value_name = "N")]
         partitions: Option<usize>,
+        /// With a .parquet --out: GeoParquet, a WKB point column `geometry`
+        /// made from the result's lon/lat (or x/y) columns.
+        #[arg(long)]
+        geoparquet: bool,
         /// Set a DataFusion or Ballista option first (as SQL's SET), e.g.
         /// --set ballista.shuffle.compression.codec=none. Repeatable.
         #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -102,7 +106,7 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Query { tables, out, scheduler, partitions, settings, sql } => {
+        Command::Query { tables, out, scheduler, partitions, geoparquet, settings, sql } => {
             let ctx = match &scheduler {
                 Some(s) => segdist_sql::cluster::client(s).await?,
                 None => segdist_sql::context(),
@@ -121,7 +125,7 @@ async fn run(cli: Cli) -> Result<()> {
             let df = ctx.sql(&sql).await?;
             let plan = df.create_physical_plan().await?;
             let stream = execute_stream(plan.clone(), ctx.task_ctx())?;
-            let rows = segdist_sql::files::write(stream, out.as_deref()).await?;
+            let rows = segdist_sql::files::write(stream, out.as_deref(), geoparquet).await?;
             if let Some(s) = &scheduler {
                 if let Some(r) = segdist_sql::cluster::task_report(s, &plan).await? {
                     eprintln!("segdist-sql: job {}: {rows} rows; the final stage ran on:", r.job_id);

@@ -105,7 +105,7 @@ fn the_binary_writes_csv_and_parquet_atomically() {
     let dir = tempfile::tempdir().unwrap();
     let run = |out: &Path| {
         Command::new(env!("CARGO_BIN_EXE_segdist-sql"))
-            .arg("query")
+            .args(["query", "--geoparquet"])
             .arg(format!("--table=p={}", helsinki("points.geojson").display()))
             .arg(format!("--table=r={}", helsinki("roads.geojson").display()))
             .arg("--out")
