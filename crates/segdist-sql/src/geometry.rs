@@ -274,3 +274,40 @@ fn coords(v: &ArrayRef, place: &dyn Fn() -> String) -> Result<(Vec<[f64; 3]>, bo
         other => exec_err!("{}: GeoArrow coordinates cannot be {other}", place()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use datafusion::arrow::array::{Array, ArrayRef, FixedSizeListArray, Float64Array, ListArray, StructArray};
+    use datafusion::arrow::buffer::OffsetBuffer;
+    use datafusion::arrow::datatypes::{DataType, Field};
+
+    use super::read;
+
+    #[test]
+    fn geoarrow_structs_and_fixed_size_lists_read_as_lines() {
+        // LineString as a list of {x, y, z} structs: one row of 3 vertices.
+        let f = |n: &str| Arc::new(Field::new(n, DataType::Float64, false));
+        let xs: ArrayRef = Arc::new(Float64Array::from(vec![0.0, 1.0, 2.0]));
+        let ys: ArrayRef = Arc::new(Float64Array::from(vec![5.0, 6.0, 7.0]));
+        let zs: ArrayRef = Arc::new(Float64Array::from(vec![9.0, 9.0, 9.0]));
+        let coords = StructArray::from(vec![(f("x"), xs), (f("y"), ys), (f("z"), zs)]);
+        let item = Arc::new(Field::new("vertices", coords.data_type().clone(), false));
+        let col: ArrayRef = Arc::new(ListArray::new(item, OffsetBuffer::from_lengths([3]), Arc::new(coords), None));
+        let (parts, has_z) = read(&col, 0, &|| "row 0".into()).unwrap().unwrap();
+        assert_eq!((parts, has_z), (vec![vec![[0.0, 5.0, 9.0], [1.0, 6.0, 9.0], [2.0, 7.0, 9.0]]], true));
+
+        // MultiLineString as a list of lists of [x, y]: two parts of 2.
+        let flat = Float64Array::from(vec![0.0, 0.0, 1.0, 0.0, 5.0, 5.0, 6.0, 5.0]);
+        let xy = FixedSizeListArray::new(Arc::new(Field::new("xy", DataType::Float64, false)), 2, Arc::new(flat), None);
+        let inner_item = Arc::new(Field::new("vertices", xy.data_type().clone(), false));
+        let inner = ListArray::new(inner_item, OffsetBuffer::from_lengths([2, 2]), Arc::new(xy), None);
+        let outer_item = Arc::new(Field::new("parts", inner.data_type().clone(), false));
+        let col: ArrayRef =
+            Arc::new(ListArray::new(outer_item, OffsetBuffer::from_lengths([2]), Arc::new(inner), None));
+        let (parts, has_z) = read(&col, 0, &|| "row 0".into()).unwrap().unwrap();
+        assert_eq!(parts, vec![vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]], vec![[5.0, 5.0, 0.0], [6.0, 5.0, 0.0]]]);
+        assert!(!has_z);
+    }
+}
