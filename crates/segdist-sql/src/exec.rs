@@ -220,32 +220,27 @@ impl Prepared {
     async fn build(spec: Spec, plan: Arc<dyn ExecutionPlan>, ctx: Arc<TaskContext>) -> Result<Arc<Prepared>> {
         let batches = collect(plan, ctx).await?;
         let mut lines = Lines::new();
-        let mut keep = Vec::new();
         let mut row = 0usize;
-        let mut ids = Vec::new();
+        // The ids of the rows kept (a geometry, not NULL), in feature order.
+        let mut id_parts = Vec::with_capacity(batches.len());
         for b in &batches {
             let (id, geom) = (b.column(0), b.column(1));
+            let mut keep = Vec::with_capacity(b.num_rows());
             for i in 0..b.num_rows() {
                 let place = || format!("segdist_snap: lines row {}", row + i);
                 if let Some((parts, has_z)) = geometry::read(geom, i, &place)? {
                     lines.push(&parts, has_z, &place)?;
-                    keep.push((ids.len(), i as u32));
+                    keep.push(i as u32);
                 }
             }
             row += b.num_rows();
-            ids.push(Arc::clone(id));
+            id_parts.push(take(id.as_ref(), &UInt32Array::from(keep), None)?);
         }
         if lines.is_empty() {
             return exec_err!("segdist_snap: the lines table has no geometry to snap to");
         }
         if spec.three_d && !lines.has_z {
             return exec_err!("segdist_snap: the points have z but some line vertices have none");
-        }
-        // The ids of the kept rows, in feature order.
-        let mut id_parts = Vec::with_capacity(ids.len());
-        for (k, a) in ids.iter().enumerate() {
-            let rows: UInt32Array = keep.iter().filter(|(b, _)| *b == k).map(|(_, i)| *i).collect();
-            id_parts.push(take(a.as_ref(), &rows, None)?);
         }
         let ids = concat(&id_parts.iter().map(|a| a.as_ref()).collect::<Vec<_>>())?;
         let (index, cum) = if spec.geographic {
