@@ -120,7 +120,7 @@ impl ScalarUDFImpl for Kernel {
         let out = match self.kind {
             Kind::Distance | Kind::DistanceSquared | Kind::ClosestPoint => {
                 let cols = numbers(name, &args.args, n)?;
-                if cols.len() == 9 {
+                if cols.cols.len() == 9 {
                     segment::<3>(self.kind, &cols)?
                 } else {
                     segment::<2>(self.kind, &cols)?
