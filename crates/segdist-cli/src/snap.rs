@@ -191,16 +191,12 @@ impl<const D: usize> Snapper<D> {
     pub fn new(lines: &Lines) -> Result<Self> {
         let v: Vec<[f64; D]> = lines.vertices.iter().map(|p| std::array::from_fn(|k| p[k])).collect();
         let mut b = IndexBuilder::<D>::with_capacity(v.len(), lines.part_start.len());
-        let mut cum = Vec::with_capacity(v.len());
         for f in 0..lines.len() {
-            let parts: Vec<&[[f64; D]]> = lines.parts(f).map(|r| &v[r]).collect();
-            for part in &parts {
-                cum.extend(segdist_index::cumulative_lengths(part));
-            }
-            b.push_multi_polyline(parts);
+            b.push_multi_polyline(lines.parts(f).map(|r| &v[r]));
         }
         // Coordinates were checked when read: only size can fail here.
-        Ok(Snapper { index: b.build()?, cum })
+        let (index, cum) = b.build_with_lengths()?;
+        Ok(Snapper { index, cum })
     }
 
     /// `(along, fraction)` of a hit, within its part.

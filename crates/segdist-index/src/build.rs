@@ -124,6 +124,33 @@ impl<const D: usize> IndexBuilder<D> {
         id
     }
 
+    /// [`build`](Self::build), and with the index the cumulative length of
+    /// every vertex within its part, in push order (what
+    /// [`along`](crate::along) and [`fraction`](crate::fraction) take, one
+    /// part's run at a time): linear referencing for callers that keep their
+    /// features in flat arrays, as the CLI and SQL's `segdist_snap` do.
+    ///
+    /// # Errors
+    /// As [`build`](Self::build).
+    ///
+    /// ```
+    /// let mut b = segdist_index::IndexBuilder::<2>::new();
+    /// b.push_polyline(&[[0.0, 0.0], [3.0, 4.0], [3.0, 6.0]]);
+    /// b.push_segment([10.0, 0.0], [11.0, 0.0]);
+    /// let (index, cum) = b.build_with_lengths().unwrap();
+    /// assert_eq!(cum, [0.0, 5.0, 7.0, 0.0, 1.0]);
+    /// let hit = index.nearest([4.0, 5.0]).unwrap();
+    /// assert_eq!(segdist_index::along(&cum[..3], hit.segment, hit.t), 6.0);
+    /// ```
+    pub fn build_with_lengths(self) -> Result<(Index<D>, Vec<f64>), BuildError> {
+        let mut cum = Vec::with_capacity(self.vertices.len());
+        for (i, &start) in self.part_start.iter().enumerate() {
+            let end = self.part_start.get(i + 1).copied().unwrap_or(self.vertices.len());
+            cum.extend(crate::cumulative_lengths(&self.vertices[start..end]));
+        }
+        Ok((self.build()?, cum))
+    }
+
     /// Validates the input and builds the index in `O(n log n)`: segments are
     /// sorted along a Hilbert curve (Morton in 3D) and packed into a static
     /// tree of bounding boxes, `8` per node.

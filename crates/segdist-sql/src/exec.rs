@@ -439,18 +439,10 @@ fn id_text(col: &ArrayRef, i: usize) -> String {
 fn build_planar<const D: usize>(lines: &Lines) -> Result<(Index<D>, Vec<f64>)> {
     let v: Vec<[f64; D]> = lines.vertices.iter().map(|p| std::array::from_fn(|k| p[k])).collect();
     let mut b = IndexBuilder::<D>::with_capacity(v.len(), lines.part_start.len());
-    let mut cum = Vec::with_capacity(v.len());
     for f in 0..lines.len() {
-        let parts: Vec<&[[f64; D]]> = lines.parts(f).map(|r| &v[r]).collect();
-        for part in &parts {
-            cum.extend(segdist_index::cumulative_lengths(part));
-        }
-        b.push_multi_polyline(parts);
+        b.push_multi_polyline(lines.parts(f).map(|r| &v[r]));
     }
-    match b.build() {
-        Ok(ix) => Ok((ix, cum)),
-        Err(e) => exec_err!("segdist_snap: {e}"),
-    }
+    b.build_with_lengths().or_else(|e| exec_err!("segdist_snap: {e}"))
 }
 
 fn build_geo(lines: &Lines) -> Result<(Searcher, Vec<f64>)> {
