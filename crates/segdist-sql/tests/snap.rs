@@ -181,3 +181,80 @@ async fn scalar_functions_and_the_join_compose_in_sql() {
         .count();
     assert_eq!(n as usize, want);
 }
+
+#[tokio::test]
+async fn points_in_several_chunks_of_two_partitions_each_get_their_nearest() {
+    // segdist_snap gathers a partition's batches into chunks of at least
+    // 2^18 points and searches a chunk at a time: with 300,000 points a
+    // partition, in batches of 10,000, each partition is two chunks (27
+    // batches, then 3). Every point's answer is checked against the index
+    // asked one point at a time.
+    use datafusion::arrow::array::{AsArray, Int64Array, StringArray};
+    use datafusion::arrow::datatypes::{Float64Type, Int64Type};
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let mut rnd = move || rng.random::<f64>();
+    let segments: Vec<([f64; 2], [f64; 2])> = (0..200)
+        .map(|_| {
+            let a = [rnd(), rnd()];
+            (a, [a[0] + 0.05 * rnd(), a[1] + 0.05 * rnd()])
+        })
+        .collect();
+    let wkt: Vec<String> =
+        segments.iter().map(|(a, b)| format!("LINESTRING({} {}, {} {})", a[0], a[1], b[0], b[1])).collect();
+    let lines_schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("geometry", DataType::Utf8, false),
+    ]));
+    let lines = RecordBatch::try_new(
+        lines_schema.clone(),
+        vec![Arc::new(Int64Array::from_iter_values(0..200)), Arc::new(StringArray::from(wkt))],
+    )
+    .unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("x", DataType::Float64, false),
+        Field::new("y", DataType::Float64, false),
+    ]));
+    let (per_batch, batches, partitions) = (10_000, 30, 2);
+    let n = per_batch * batches * partitions;
+    let points: Vec<[f64; 2]> = (0..n).map(|_| [rnd(), rnd()]).collect();
+    let batch = |from: usize| -> RecordBatch {
+        let cols: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from_iter_values((from..from + per_batch).map(|i| i as i64))),
+            Arc::new(datafusion::arrow::array::Float64Array::from_iter_values(
+                points[from..from + per_batch].iter().map(|p| p[0]),
+            )),
+            Arc::new(datafusion::arrow::array::Float64Array::from_iter_values(
+                points[from..from + per_batch].iter().map(|p| p[1]),
+            )),
+        ];
+        RecordBatch::try_new(schema.clone(), cols).unwrap()
+    };
+    let parts: Vec<Vec<RecordBatch>> =
+        (0..partitions).map(|p| (0..batches).map(|b| batch((p * batches + b) * per_batch)).collect()).collect();
+    let ctx = segdist_sql::context();
+    ctx.register_table("p", Arc::new(datafusion::datasource::MemTable::try_new(schema.clone(), parts).unwrap()))
+        .unwrap();
+    ctx.register_batch("l", lines).unwrap();
+    let got = ctx.sql("SELECT point_id, line_id, distance FROM segdist_snap('p', 'l')").await.unwrap();
+    let got = got.collect().await.unwrap();
+
+    let mut b = segdist_index::IndexBuilder::<2>::new();
+    for (a, c) in &segments {
+        b.push_segment(*a, *c);
+    }
+    let index = b.build().unwrap();
+    let mut seen = vec![false; n];
+    for batch in &got {
+        let (ids, lines) = (batch.column(0).as_primitive::<Int64Type>(), batch.column(1).as_primitive::<Int64Type>());
+        let d = batch.column(2).as_primitive::<Float64Type>();
+        for r in 0..batch.num_rows() {
+            let i = ids.value(r) as usize;
+            assert!(!std::mem::replace(&mut seen[i], true), "point {i} answered twice");
+            let want = index.nearest(points[i]).unwrap();
+            assert_eq!((lines.value(r) as usize, d.value(r).to_bits()), (want.feature, want.distance.to_bits()), "{i}");
+        }
+    }
+    assert!(seen.iter().all(|&s| s), "a point was not answered");
+}
