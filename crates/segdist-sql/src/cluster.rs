@@ -34,7 +34,7 @@ fn config_producer() -> SessionConfig {
 }
 
 fn config() -> SessionConfig {
-    SessionConfig::new_with_ballista()
+    crate::with_write_defaults(SessionConfig::new_with_ballista())
         .with_ballista_logical_extension_codec(Arc::new(LogicalCodec::default()))
         .with_ballista_physical_extension_codec(Arc::new(PhysicalCodec::default()))
 }
@@ -140,7 +140,7 @@ pub async fn executor(o: ExecutorOptions) -> Result<()> {
 /// ctx.register_parquet("p", "/data/fixes", Default::default()).await?;
 /// ctx.register_parquet("r", "/data/roads.parquet", Default::default()).await?;
 /// let plan = ctx.sql("SELECT * FROM segdist_snap('p', 'r')").await?.create_physical_plan().await?;
-/// let rows = segdist_sql::files::write(execute_stream(plan.clone(), ctx.task_ctx())?, None, false).await?;
+/// let rows = segdist_sql::files::write(&ctx, execute_stream(plan.clone(), ctx.task_ctx())?, None, false).await?;
 /// if let Some(r) = segdist_sql::cluster::task_report("sched:50050", &plan).await? {
 ///     println!("{rows} rows from job {} on {} executors", r.job_id, r.executors.len());
 /// }
@@ -163,6 +163,9 @@ pub struct TaskReport {
     pub job_id: String,
     /// `(executor id, host:port)` → tasks.
     pub executors: BTreeMap<(String, String), usize>,
+    /// Milliseconds from the job's start to its end on the executors (the
+    /// client fetches the result after that).
+    pub executed_ms: u64,
 }
 
 /// Asks the scheduler which executors ran the final stage of the job that
@@ -191,12 +194,14 @@ pub async fn task_report(scheduler: &str, plan: &Arc<dyn ExecutionPlan>) -> Resu
         .map_err(|e| anyhow!("the scheduler at {scheduler}: {e}"))?
         .into_inner();
     let mut executors = BTreeMap::new();
+    let mut executed_ms = 0;
     if let Some(job_status::Status::Successful(s)) = status.status.and_then(|s| s.status) {
+        executed_ms = s.ended_at.saturating_sub(s.started_at);
         for loc in s.partition_location {
             if let Some(m) = loc.executor_meta {
                 *executors.entry((m.id, format!("{}:{}", m.host, m.port))).or_insert(0) += 1;
             }
         }
     }
-    Ok(Some(TaskReport { job_id, executors }))
+    Ok(Some(TaskReport { job_id, executors, executed_ms }))
 }

@@ -122,13 +122,19 @@ async fn run(cli: Cli) -> Result<()> {
                 let (name, path) = t.split_once('=').ok_or_else(|| anyhow!("--table {t}: expected NAME=PATH"))?;
                 segdist_sql::files::register(&ctx, name, &PathBuf::from(path)).await?;
             }
+            let started = std::time::Instant::now();
             let df = ctx.sql(&sql).await?;
             let plan = df.create_physical_plan().await?;
-            let stream = execute_stream(plan.clone(), ctx.task_ctx())?;
-            let rows = segdist_sql::files::write(stream, out.as_deref(), geoparquet).await?;
+            let stream = progress(execute_stream(plan.clone(), ctx.task_ctx())?, started);
+            let rows = segdist_sql::files::write(&ctx, stream, out.as_deref(), geoparquet).await?;
             if let Some(s) = &scheduler {
                 if let Some(r) = segdist_sql::cluster::task_report(s, &plan).await? {
-                    eprintln!("segdist-sql: job {}: {rows} rows; the final stage ran on:", r.job_id);
+                    eprintln!(
+                        "segdist-sql: job {}: {rows} rows in {:.2} s, {:.2} s of it on the executors; the final stage ran on:",
+                        r.job_id,
+                        started.elapsed().as_secs_f64(),
+                        r.executed_ms as f64 / 1e3
+                    );
                     for ((id, addr), n) in &r.executors {
                         eprintln!("segdist-sql:   executor {id} at {addr}: {n} task(s)");
                     }
@@ -146,4 +152,36 @@ async fn run(cli: Cli) -> Result<()> {
             segdist_sql::cluster::executor(o).await
         }
     }
+}
+
+/// On a terminal, `stream` counting its rows on standard error once a
+/// second (results to standard output are left alone: the count goes only
+/// where it cannot mix with them); elsewhere `stream` as it is.
+fn progress(
+    stream: datafusion::execution::SendableRecordBatchStream,
+    started: std::time::Instant,
+) -> datafusion::execution::SendableRecordBatchStream {
+    use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+    use futures::StreamExt;
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return stream;
+    }
+    let schema = stream.schema();
+    let (mut rows, mut shown) = (0usize, std::time::Instant::now());
+    let counted = stream.inspect(move |b| {
+        if let Ok(b) = b {
+            rows += b.num_rows();
+            if shown.elapsed().as_secs_f64() >= 1.0 {
+                shown = std::time::Instant::now();
+                eprint!("\rsegdist-sql: {rows} rows in {:.0} s\x1b[K", started.elapsed().as_secs_f64());
+            }
+        }
+    });
+    // At the end, the count's line is cleared (nothing more is yielded).
+    let cleared = counted.chain(
+        futures::stream::once(async { eprint!("\r\x1b[K") })
+            .filter_map(|()| async { None::<datafusion::error::Result<datafusion::arrow::array::RecordBatch>> }),
+    );
+    Box::pin(RecordBatchStreamAdapter::new(schema, cleared))
 }
