@@ -5,7 +5,8 @@ segments, four ways in one run:
 - `segdist snap` (the CLI) on the same data as CSV: the reference throughput;
 - `segdist-sql query` embedded: `segdist_snap` from Parquet to Parquet;
 - the same on a Ballista cluster: a scheduler and two executors on loopback;
-- SedonaDB 0.5's `ST_KNN` join on the same Parquet files.
+- SedonaDB 0.5's `ST_KNN` join on the same Parquet files (geographic: on
+  the first --sedona-geo-points points only, as it answers some 50 points/s).
 
 Planar (the segments of the index bench: random, 0.001-0.01 long, in the
 unit square) and geographic (the same mapped onto 1 deg x 0.5 deg of
@@ -15,8 +16,9 @@ the whole command (reading, indexing, joining, writing), the median of
 
 Agreement: on a sample of points, the nearest distance by brute force
 (`segdist_distance` / `segdist_geodesic_distance` over every segment, in
-SQL, no index) against each engine's answer; and over all points, how many
-of SedonaDB's lines differ from segdist's.
+SQL, no index) against each engine's answer; and over every point SedonaDB
+answered, how many of its lines differ from segdist's and how many are
+farther from the point than segdist's (by segdist's distance to each).
 
 Needs: the release binaries (`cargo build --release --bin segdist` at the
 root, `cargo build --release` in crates/segdist-sql), and
@@ -156,13 +158,13 @@ def sql(tables, query, out):
     return pq.read_table(out)
 
 
-def sedona_timed(d: Path, mode: str, out: Path, limit: float):
+def sedona_timed(d: Path, mode: str, points: Path, out: Path, limit: float, full: bool = False):
     """SedonaDB's join in a process of its own, stopped after `limit` s:
     its wall time, or None when stopped."""
     import multiprocessing
 
     q = multiprocessing.Queue()
-    p = multiprocessing.Process(target=lambda: q.put(sedona(d, mode, out)))
+    p = multiprocessing.Process(target=lambda: q.put(sedona(d, mode, points, out, full)))
     p.start()
     p.join(limit)
     if p.is_alive():
@@ -172,7 +174,7 @@ def sedona_timed(d: Path, mode: str, out: Path, limit: float):
     return q.get()
 
 
-def sedona(d: Path, mode: str, out: Path):
+def sedona(d: Path, mode: str, points: Path, out: Path, full: bool = False):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import sedonadb
@@ -180,35 +182,53 @@ def sedona(d: Path, mode: str, out: Path):
         c = sedonadb.connect()
     cx, cy = ("x", "y") if mode == "planar" else ("lon", "lat")
     t = time.perf_counter()
-    c.read_parquet(str(d / f"points_{mode}.parquet")).to_view("p")
+    c.read_parquet(str(points)).to_view("p")
     c.sql(f"SELECT id, ST_GeomFromWKB(geometry) AS geom FROM '{d / f'lines_{mode}.parquet'}'").to_view("l")
     sphere = "true" if mode == "geographic" else "false"
     q = f"SELECT p.id AS point_id, l.id AS line_id FROM p JOIN l ON ST_KNN(ST_Point(p.{cx}, p.{cy}), l.geom, 1, {sphere})"
+    if full:
+        # segdist_snap's columns, as far as SedonaDB has them (it has no
+        # ST_ClosestPoint for these types: the closest point is
+        # interpolated at the located fraction).
+        q = f"""SELECT point_id, line_id, ST_Distance(pt, geom) AS distance, ST_X(cp) AS x, ST_Y(cp) AS y,
+                  f * ST_Length(geom) AS along, f AS fraction
+                FROM (SELECT *, ST_LineInterpolatePoint(geom, f) AS cp
+                      FROM (SELECT p.id AS point_id, l.id AS line_id, ST_Point(p.{cx}, p.{cy}) AS pt, l.geom,
+                                   ST_LineLocatePoint(l.geom, ST_Point(p.{cx}, p.{cy})) AS f
+                            FROM p JOIN l ON ST_KNN(ST_Point(p.{cx}, p.{cy}), l.geom, 1, {sphere})))"""
     c.sql(q).to_parquet(str(out), single_file_output=True)
     return time.perf_counter() - t
 
 
-def agreement(d: Path, mode: str, ours: Path, theirs: Path, every: int):
-    """On every `every`-th point: the brute-force nearest distance against
-    segdist's and SedonaDB's answers; over all points, how many of
-    SedonaDB's lines differ from segdist's."""
+def agreement(d: Path, mode: str, points: Path, ours: Path, theirs: Path, every: int):
+    """On every `every`-th point SedonaDB answered: the brute-force nearest
+    distance against segdist's and SedonaDB's answers. Over all of them:
+    how many of SedonaDB's lines differ from segdist's, and how many are
+    farther (segdist's distance from the point to SedonaDB's line against
+    segdist's answer; the worst by how much)."""
     cx, cy = ("x", "y") if mode == "planar" else ("lon", "lat")
     f = "segdist_distance" if mode == "planar" else "segdist_geodesic_distance"
     dcol = "distance" if mode == "planar" else "distance_m"
-    tables = {"p": d / f"points_{mode}.parquet", "l": d / f"lines_{mode}.parquet", "o": ours, "s": theirs}
+    tables = {"p": points, "l": d / f"lines_{mode}.parquet", "o": ours, "s": theirs}
     dist = f"{f}(p.{cx}, p.{cy}, l.ax, l.ay, l.bx, l.by)"
     q = f"""
-      WITH sample AS (SELECT * FROM p WHERE id % {every} = 0),
+      WITH sample AS (SELECT p.* FROM p JOIN s ON s.point_id = p.id WHERE p.id % {every} = 0),
       brute AS (SELECT p.id, min({dist}) AS d FROM sample p CROSS JOIN l GROUP BY p.id),
       theirs AS (SELECT p.id, min({dist}) AS d FROM sample p JOIN s ON s.point_id = p.id JOIN l ON l.id = s.line_id GROUP BY p.id)
       SELECT count(*) AS n,
              sum(CASE WHEN o.{dcol} = brute.d THEN 0 ELSE 1 END) AS segdist_wrong,
-             sum(CASE WHEN theirs.d = brute.d THEN 0 ELSE 1 END) AS sedona_wrong,
-             max(theirs.d - brute.d) AS sedona_worst
+             sum(CASE WHEN theirs.d = brute.d THEN 0 ELSE 1 END) AS sedona_wrong
       FROM brute JOIN o ON o.point_id = brute.id LEFT JOIN theirs ON theirs.id = brute.id"""
     r = sql(tables, q, d / "agree.parquet").to_pylist()[0]
-    q = "SELECT count(*) AS n FROM o JOIN s ON o.point_id = s.point_id WHERE o.line_id <> s.line_id"
-    r["sedona_differs_all"] = sql(tables, q, d / "differ.parquet").to_pylist()[0]["n"]
+    q = f"""
+      WITH theirs AS (SELECT s.point_id, s.line_id, {dist} AS d FROM s JOIN p ON p.id = s.point_id JOIN l ON l.id = s.line_id)
+      SELECT count(*) AS answered,
+             sum(CASE WHEN o.line_id <> theirs.line_id THEN 1 ELSE 0 END) AS differs,
+             sum(CASE WHEN theirs.d > o.{dcol} THEN 1 ELSE 0 END) AS farther,
+             sum(CASE WHEN theirs.d < o.{dcol} THEN 1 ELSE 0 END) AS nearer,
+             coalesce(max(theirs.d - o.{dcol}), 0) AS worst
+      FROM o JOIN theirs ON o.point_id = theirs.point_id"""
+    r.update(sql(tables, q, d / "differ.parquet").to_pylist()[0])
     return r
 
 
@@ -220,6 +240,8 @@ def main():
     ap.add_argument("--sample-every", type=int, default=5000, help="brute force on every k-th point (planar)")
     ap.add_argument("--skip-sedona", action="store_true")
     ap.add_argument("--sedona-limit", type=float, default=900, help="stop SedonaDB after this many seconds")
+    ap.add_argument("--sedona-geo-points", type=int, default=2000,
+                    help="SedonaDB's geographic join on the first N points (it answers some 50 points/s)")
     ap.add_argument("--dir", type=Path, help="keep the data here (default: a temporary folder)")
     args = ap.parse_args()
     for b in (SEGDIST, SQL):
@@ -259,16 +281,35 @@ def main():
         r["cluster_equals_embedded"] = same
         if not args.skip_sedona:
             theirs = d / f"sedona_{mode}.parquet"
-            t = sedona_timed(d, mode, theirs, args.sedona_limit)
+            points = d / f"points_{mode}.parquet"
+            if mode == "geographic":
+                # The first N points, and segdist's answers for them.
+                n = min(args.sedona_geo_points, args.points)
+                pq.write_table(pq.read_table(points).slice(0, n), d / "points_geographic_head.parquet")
+                points = d / "points_geographic_head.parquet"
+                r["sedona_points"] = n
+            else:
+                r["sedona_points"] = args.points
+            t = sedona_timed(d, mode, points, theirs, args.sedona_limit)
             if t is None:
                 r["sedona_stopped_after"] = args.sedona_limit
                 log(f"{mode}: SedonaDB ST_KNN: stopped after {args.sedona_limit:.0f} s")
             else:
                 r["sedona"] = t
-                log(f"{mode}: SedonaDB ST_KNN: {t:.2f} s")
-                every = args.sample_every if mode == "planar" else args.sample_every * 10
-                r["agreement"] = agreement(d, mode, ours, theirs, every)
+                log(f"{mode}: SedonaDB ST_KNN on {r['sedona_points']:,} points: {t:.2f} s")
+                every = args.sample_every if mode == "planar" else 20
+                r["agreement"] = agreement(d, mode, points, ours, theirs, every)
                 log(f"{mode}: agreement {r['agreement']}")
+            if mode == "planar":
+                full = d / "sedona_full_planar.parquet"
+                t = sedona_timed(d, mode, points, full, args.sedona_limit, full=True)
+                if t is not None:
+                    r["sedona_full"] = t
+                    q = """SELECT count(*) AS n, sum(CASE WHEN s.distance = o.distance THEN 0 ELSE 1 END) AS distance_differs,
+                                  max(abs(s.distance - o.distance) / o.distance) AS worst_relative
+                           FROM o JOIN s ON o.point_id = s.point_id WHERE o.distance > 0"""
+                    r["sedona_full_agreement"] = sql({"o": ours, "s": full}, q, d / "full.parquet").to_pylist()[0]
+                    log(f"{mode}: SedonaDB, segdist_snap's columns: {t:.2f} s; {r['sedona_full_agreement']}")
         results["modes"][mode] = r
     out = ROOT / "target/bench-sql.json"
     out.parent.mkdir(exist_ok=True)
@@ -280,13 +321,16 @@ def main():
     rows = [("`segdist snap` (CSV in, CSV out)", "cli_csv"), ("`segdist_snap` embedded (Parquet in, Parquet out)", "embedded"),
             ("`segdist_snap` embedded (Parquet in, CSV out)", "embedded_csv"),
             ("`segdist_snap` embedded, only `point_id, line_id` (SedonaDB's columns)", "embedded_ids"),
-            ("`segdist_snap` on 2 Ballista executors, loopback", "cluster"), ("SedonaDB 0.5 `ST_KNN` join (1 run)", "sedona")]
+            ("`segdist_snap` on 2 Ballista executors, loopback", "cluster"), ("SedonaDB 0.5 `ST_KNN` join, `point_id, line_id` (1 run)", "sedona"),
+            ("SedonaDB 0.5 `ST_KNN` join with `ST_Distance`, `ST_LineLocatePoint`, `ST_LineInterpolatePoint` (1 run)", "sedona_full")]
     for name, k in rows:
         cells = []
         for mode in ("planar", "geographic"):
             m = results["modes"][mode]
             t = m.get(k)
-            if t:
+            if t and k == "sedona" and m["sedona_points"] != args.points:
+                cells += [f"{t:.2f} ({m['sedona_points']:,} points)", f"{m['sedona_points'] / t / 1e6:.5f}"]
+            elif t:
                 cells += [f"{t:.2f}", f"{n / t:.2f}"]
             elif k == "sedona" and "sedona_stopped_after" in m:
                 cells += [f"> {m['sedona_stopped_after']:.0f} (stopped)", f"< {n / m['sedona_stopped_after']:.3f}"]
@@ -300,10 +344,19 @@ def main():
             line += f", SedonaDB more than {r['sedona_stopped_after'] / r['embedded_ids']:.0f}x the embedded time (same columns)"
         if "sedona" in r:
             a = r["agreement"]
-            line += (f", SedonaDB {r['sedona'] / r['embedded']:.1f}x the embedded time (all columns), "
-                     f"{r['sedona'] / r['embedded_ids']:.1f}x (same columns); brute force on {a['n']} points: "
-                     f"segdist wrong {a['segdist_wrong']}, SedonaDB wrong {a['sedona_wrong']} (worst +{a['sedona_worst']}); "
-                     f"SedonaDB's line differs from segdist's for {a['sedona_differs_all']:,} of {args.points:,} points")
+            # Per point, so that a run on fewer points compares too.
+            per = lambda t, n: t / n
+            theirs = per(r["sedona"], r["sedona_points"])
+            line += (f", SedonaDB {theirs / per(r['embedded'], args.points):.1f}x the embedded time per point (all columns), "
+                     f"{theirs / per(r['embedded_ids'], args.points):.1f}x (same columns); brute force on {a['n']} points: "
+                     f"segdist wrong {a['segdist_wrong']}, SedonaDB wrong {a['sedona_wrong']}; "
+                     f"of {a['answered']:,} points SedonaDB answered, its line differs from segdist's for {a['differs']:,}, "
+                     f"is farther for {a['farther']:,} (worst by {a['worst']:.6g}), nearer for {a['nearer']:,}")
+        if "sedona_full" in r:
+            a = r["sedona_full_agreement"]
+            line += (f"; SedonaDB with segdist_snap's columns {r['sedona_full'] / r['embedded']:.1f}x the embedded time, "
+                     f"its distance differs from segdist's for {a['distance_differs']:,} of {a['n']:,} points "
+                     f"(worst relative {a['worst_relative']:.3g})")
         print(line + f"; cluster answer equals embedded: {r['cluster_equals_embedded']}")
 
 
