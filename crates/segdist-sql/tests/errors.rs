@@ -22,20 +22,28 @@ fn query(dir: &Path, tables: &[(&str, &str, &str)], sql: &str, out: Option<&Path
 
 const LINES: &str = "id,geometry\nA,\"LINESTRING(0 0, 10 0)\"\nB,\"LINESTRING(0 5, 10 5)\"\n";
 
-/// Runs a failing query with `--out`, and checks exit 2, the message, and
-/// that the old output is untouched and no temporary is left.
+/// Runs a failing query with `--out` to CSV and to Parquet (each written
+/// its own way), and checks exit 2, the message, and that the old output is
+/// untouched and nothing else is left beside it.
 fn fails(tables: &[(&str, &str, &str)], sql: &str, want: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let out: PathBuf = dir.path().join("out.csv");
-    std::fs::write(&out, "old\n").unwrap();
-    let o = query(dir.path(), tables, sql, Some(&out));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{sql}: {err}");
-    assert!(err.contains(want), "{sql}: expected {want:?} in {err:?}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one error line: {err}");
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n");
-    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert!(!left.iter().any(|n| n.to_string_lossy().contains(".tmp")), "{left:?}");
+    for name in ["out.csv", "out.parquet"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out: PathBuf = dir.path().join(name);
+        std::fs::write(&out, "old\n").unwrap();
+        let o = query(dir.path(), tables, sql, Some(&out));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{sql}: {err}");
+        assert!(err.contains(want), "{sql}: expected {want:?} in {err:?}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one error line: {err}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n");
+        let mut left: Vec<String> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        let mut want_left: Vec<String> = tables.iter().map(|t| t.1.to_string()).chain([name.to_string()]).collect();
+        left.sort();
+        want_left.sort();
+        want_left.dedup();
+        assert_eq!(left, want_left, "{sql}: only the tables and the old output");
+    }
 }
 
 #[test]
@@ -146,4 +154,21 @@ fn nulls_give_rows_of_nulls_and_null_lines_are_never_matched() {
     assert!(rows[1].starts_with("1,A,0,0,1.0,2.0,0.0,0.2,2.0,0.2"), "{text}");
     assert_eq!(rows[2], "2,,,,,,,,,");
     assert!(rows[3].starts_with("3,B,0,0,1.0,4.0,5.0"), "{text}");
+}
+
+#[test]
+fn an_error_after_rows_were_written_leaves_nothing() {
+    // A million rows, the last one bad: tens of MB of the result are
+    // already encoded when the error comes.
+    use std::fmt::Write as _;
+    let mut p = String::from("id,x,y\n");
+    for i in 0..1_000_000 {
+        writeln!(p, "{i},{}.5,{}.25", i % 1000, i / 1000).unwrap();
+    }
+    p.push_str("1000000,inf,0.5\n");
+    fails(
+        &[("p", "p.csv", &p)],
+        "SELECT id, x, y, segdist_distance(x, y, 0, 0, 1, 1) AS d FROM p",
+        "segdist_distance: argument 1 is inf",
+    );
 }
