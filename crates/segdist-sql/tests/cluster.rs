@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{assert_same, csv_rows, golden, helsinki};
+use common::{assert_same, batch_rows, csv_rows, golden, helsinki};
 
 /// A child process, killed when dropped (a failed test leaves none behind).
 struct Proc(Child);
@@ -127,4 +127,16 @@ fn segdist_snap_on_a_scheduler_and_two_executors_equals_the_embedded_answer() {
     let read = |p: &Path| csv_rows(&std::fs::read_to_string(p).unwrap());
     assert_same(&read(&distributed), &read(&embedded));
     assert_same(&read(&distributed), &golden("helsinki_geographic.csv"));
+
+    // Parquet is written on the client as the rows arrive from the executors.
+    let parquet = dir.path().join("distributed.parquet");
+    query(Some(sched), &parquet);
+    let reader = datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        std::fs::File::open(&parquet).unwrap(),
+    )
+    .unwrap()
+    .build()
+    .unwrap();
+    let batches: Vec<_> = reader.map(Result::unwrap).collect();
+    assert_same(&batch_rows(&batches), &golden("helsinki_geographic.csv"));
 }
