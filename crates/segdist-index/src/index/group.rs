@@ -1,0 +1,701 @@
+//! The batch search's groups: the segments near a run of nearby queries
+//! gathered into columns ([`Group`], [`Chunk`]), scanned with the fast
+//! kernel for every query of the run, and the few candidates that could
+//! still win resolved with the accurate kernel.
+
+use super::*;
+
+/// Eight candidate segments of a group, in columns.
+#[derive(Clone, Copy)]
+pub(crate) struct Chunk<const D: usize> {
+    pub(super) a: [[f64; B]; D],
+    pub(super) ab: [[f64; B]; D],
+    /// `1/|b − a|²` (0 for a zero-length segment).
+    pub(super) inv: [f64; B],
+}
+
+/// `1/|b − a|²`, or 0 where that is zero: what the group scan multiplies
+/// by to find `t`.
+#[inline(always)]
+pub(super) fn inv_length2<const D: usize>(a: &[f64; D], b: &[f64; D]) -> f64 {
+    let l: f64 = (0..D).map(|k| (b[k] - a[k]) * (b[k] - a[k])).sum();
+    if l > 0.0 {
+        1.0 / l
+    } else {
+        0.0
+    }
+}
+
+/// Appends a candidate to a group's columns (`chunks`, padded with lanes
+/// far away) and its slot to `slots`.
+#[inline(always)]
+pub(super) fn push_lane<const D: usize>(
+    chunks: &mut Vec<Chunk<D>>,
+    slots: &mut Vec<u32>,
+    a: [f64; D],
+    ab: [f64; D],
+    inv: f64,
+    slot: u32,
+) {
+    let c = slots.len() % B;
+    if c == 0 {
+        chunks.push(Chunk { a: [[f64::MAX; B]; D], ab: [[0.0; B]; D], inv: [0.0; B] });
+    }
+    let ch = chunks.last_mut().expect("pushed above");
+    for k in 0..D {
+        ch.a[k][c] = a[k];
+        ch.ab[k][c] = ab[k];
+    }
+    ch.inv[c] = inv;
+    slots.push(slot);
+}
+
+/// The candidate segments of a group of neighbouring queries, padded to a
+/// multiple of `B` with lanes far away (their d² is +inf).
+pub(crate) struct Group<const D: usize> {
+    /// What [`Index::gather`] found: each leaf with candidates, and which
+    /// of its lanes (a bit each). The batch's sift reads the candidates
+    /// from the leaves themselves; `chunks` and `slot` are filled from
+    /// these only where a search needs them (see [`Index::fill`]).
+    pub(super) picked: Vec<(u32, u32)>,
+    /// Whether `chunks` and `slot` hold the candidates.
+    pub(super) filled: bool,
+    pub(super) chunks: Vec<Chunk<D>>,
+    pub(super) slot: Vec<u32>,
+    /// Real candidates (before padding).
+    pub(super) count: usize,
+    /// At least the largest coordinate magnitude of the candidates and the
+    /// group box (after `gather`, that of their leaves' boxes).
+    pub(super) m: f64,
+    /// Per-query squared distances.
+    pub(super) d2: Vec<[f64; B]>,
+    /// Every segment left out is farther than this from every point of the
+    /// group's box (the padding of the box the candidates were gathered
+    /// from).
+    pub(crate) reach: f64,
+}
+
+impl<const D: usize> Default for Group<D> {
+    fn default() -> Self {
+        Group {
+            picked: Vec::new(),
+            filled: true,
+            chunks: Vec::new(),
+            slot: Vec::new(),
+            count: 0,
+            m: 0.0,
+            d2: Vec::new(),
+            reach: 0.0,
+        }
+    }
+}
+
+impl<const D: usize> Group<D> {
+    /// Adds the segment from `a` to `b` (in `slot`) with what the scan
+    /// needs precomputed; returns its largest coordinate magnitude (the
+    /// index's coordinates are finite: never NaN).
+    #[inline(always)]
+    pub(super) fn add(&mut self, a: [f64; D], b: [f64; D], slot: u32) -> f64 {
+        self.add_with(a, b, inv_length2(&a, &b), slot)
+    }
+
+    /// [`add`](Self::add) given `inv = inv_length2(a, b)`.
+    #[inline(always)]
+    pub(super) fn add_with(&mut self, a: [f64; D], b: [f64; D], inv: f64, slot: u32) -> f64 {
+        let ab: [f64; D] = std::array::from_fn(|k| b[k] - a[k]);
+        self.push(a, ab, inv, slot);
+        (0..D).fold(0.0, |m, k| fmax(fmax(m, a[k].abs()), b[k].abs()))
+    }
+
+    pub(super) fn push(&mut self, a: [f64; D], ab: [f64; D], inv: f64, slot: u32) {
+        push_lane(&mut self.chunks, &mut self.slot, a, ab, inv, slot);
+    }
+
+    /// Fills `d2` with the scan's squared distances from `p`; returns the
+    /// smallest.
+    #[inline(always)]
+    pub(super) fn scan(&mut self, p: &[f64; D]) -> f64 {
+        self.d2.clear();
+        let mut least = [f64::INFINITY; B];
+        for ch in &self.chunks {
+            let d2 = ch.distances(p);
+            for c in 0..B {
+                least[c] = fmin(least[c], d2[c]);
+            }
+            self.d2.push(d2);
+        }
+        least.iter().fold(f64::INFINITY, |m, &d| fmin(m, d))
+    }
+}
+
+impl<const D: usize> Group<D> {
+    /// The largest over `points` (those with finite coordinates) of the
+    /// least squared distance to a candidate, by the scan's arithmetic.
+    #[inline(always)]
+    pub(super) fn farthest(&self, points: &[[f64; D]]) -> f64 {
+        let mut far = 0.0f64;
+        for p in points {
+            if !p.iter().all(|c| c.is_finite()) {
+                continue;
+            }
+            let mut least = [f64::INFINITY; B];
+            for ch in &self.chunks {
+                let d2 = ch.distances(p);
+                for c in 0..B {
+                    least[c] = fmin(least[c], d2[c]);
+                }
+            }
+            far = fmax(far, least.iter().fold(f64::INFINITY, |m, &d| fmin(m, d)));
+        }
+        far
+    }
+}
+
+impl<const D: usize> Chunk<D> {
+    /// The fast squared distances from `p` to the chunk's segments.
+    #[inline(always)]
+    pub(super) fn distances(&self, p: &[f64; D]) -> [f64; B] {
+        let mut dot = [0.0; B];
+        for k in 0..D {
+            for c in 0..B {
+                dot[c] += (p[k] - self.a[k][c]) * self.ab[k][c];
+            }
+        }
+        let mut t = [0.0; B];
+        for c in 0..B {
+            // NaN (0·inf) clamps to 1: t stays in [0, 1] whatever
+            // happens (`clamp` would pass the NaN on).
+            #[allow(clippy::manual_clamp)]
+            let tc = (dot[c] * self.inv[c]).min(1.0).max(0.0);
+            t[c] = tc;
+        }
+        let mut d2 = [0.0; B];
+        for k in 0..D {
+            for c in 0..B {
+                let v = (p[k] - self.a[k][c]) - t[c] * self.ab[k][c];
+                d2[c] += v * v;
+            }
+        }
+        d2
+    }
+}
+
+impl<const D: usize> Group<D> {
+    /// The scan of `p` ([`scan`](Self::scan)), then the cut on its squared
+    /// distances that every segment within the answer's bound passes (see
+    /// [`Index::nearest_in_group`]): the cut, whether more than one lane
+    /// passes, and the first that does (`usize::MAX` if none).
+    #[inline(always)]
+    pub(super) fn sift(&mut self, p: &[f64; D], limit: f64) -> (f64, bool, usize) {
+        let best = scan_group(self, p);
+        self.sift_scanned(best, limit)
+    }
+
+    /// [`sift`](Self::sift) after the scan (`d2` filled, `best` its least).
+    #[inline(always)]
+    pub(super) fn sift_scanned(&self, best: f64, limit: f64) -> (f64, bool, usize) {
+        let cut2 = self.cut2(best, limit);
+        // Whether one or more pass, not how many, without a branch (which
+        // lane passes is unpredictable; that one does is not; and the
+        // default build has no popcount instruction).
+        let (mut many, mut first) = (false, usize::MAX);
+        for (i, d2) in self.d2.iter().enumerate() {
+            let mask = passing(d2, cut2);
+            (many, first) = tally(mask, i, many, first);
+        }
+        (cut2, many, first)
+    }
+
+    /// The cut on squared distances for a scan whose least is `best` (see
+    /// [`Index::nearest_in_group`]). Padding lanes give +inf; real ones are
+    /// finite (no overflow below `FAST_RANGE`, checked by `gather`).
+    ///
+    /// That cut is `(α·d + β)²` with `d = √best`: the bound
+    /// `(d + K·(m + d) + floor)·(1 + S)` through [`cut2`]. Since
+    /// `2·α·β·d <= ε·α²·d² + β²/ε` for any `ε > 0`, it is at most
+    /// `(1 + ε)·α²·best + (1 + 1/ε)·β²`, used instead: a little looser (with
+    /// `ε = 2^-20`, `d²` a relative `1e-6` more, plus a negligible constant),
+    /// so that no square root and no chain of roundings stands between a
+    /// query's scan and its compares (the batch's longest chain of
+    /// dependent operations a query; 1M points, 100k segments, one thread:
+    /// medians of seven alternating runs, 96.1 → 92.1 ns a query). Where
+    /// `limit` is the smaller, [`cut2`] of it.
+    #[inline(always)]
+    pub(super) fn cut2(&self, best: f64, limit: f64) -> f64 {
+        let (a, c, limit_cut) = self.cut_terms(limit);
+        // (best = +inf, no scanned lane: the limit's cut.)
+        fmin(a * best + c, limit_cut)
+    }
+
+    /// The numbers of [`cut2`](Self::cut2), which is
+    /// `fmin(a·best + c, limit_cut)`: `(a, c, limit_cut)`.
+    #[inline(always)]
+    pub(super) fn cut_terms(&self, limit: f64) -> (f64, f64, f64) {
+        const EPS: f64 = 1.0 / (1u64 << 20) as f64;
+        const S1: f64 = 1.0 + SLACK;
+        // α, and everything rounded here with room: (1 + S)² more.
+        const ALPHA: f64 = (1.0 + K_GROUP) * S1 * S1 * S1 * (1.0 + 2.0 * K_GROUP);
+        const A: f64 = ALPHA * ALPHA * (1.0 + EPS) * S1 * S1;
+        // β = (K·m + floor)·(1 + 2K)·(1 + S)·((1 + S)² + 1).
+        let beta = (K_GROUP * self.m + E_FLOOR) * (1.0 + 2.0 * K_GROUP) * S1 * (2.0 + 3.0 * SLACK);
+        let c = (1.0 + 1.0 / EPS) * beta * beta * S1 * S1;
+        (A, c, cut2(limit, self.m))
+    }
+
+    /// [`sift`](Self::sift) for each of `points` (at most [`SIFT_POINTS`]),
+    /// told as a [`Sifted`]: point by point, the portable form of
+    /// [`sift_points_group`].
+    pub(super) fn sift_points(&mut self, points: &[[f64; D]], limit: f64) -> Sifted {
+        let mut out = Sifted { one: 0, many: 0, slot: [0; SIFT_POINTS] };
+        if self.count == 0 {
+            return out;
+        }
+        for (i, p) in points.iter().enumerate().take(SIFT_POINTS) {
+            if !p.iter().all(|c| c.is_finite()) {
+                continue;
+            }
+            let (_, many, first) = sift_group(self, p, limit);
+            if many {
+                out.many |= 1 << i;
+            } else if first < self.count {
+                out.one |= 1 << i;
+                out.slot[i] = self.slot[first];
+            }
+        }
+        out
+    }
+}
+
+/// The most points [`sift_points_group`] takes at once.
+pub(crate) const SIFT_POINTS: usize = 2 * B;
+
+/// What the group sift ([`Group::sift`]) leaves of each of a group's
+/// points, bit `i` for point `i`: in neither mask, no candidate passes
+/// (or the point is not finite, or there are no candidates): no answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Sifted {
+    /// One candidate passes, segment `slot[i]`: the answer if within the
+    /// limit.
+    pub(crate) one: u32,
+    /// More than one passes: the point is searched alone
+    /// ([`Index::nearest_in_group`]).
+    pub(crate) many: u32,
+    /// The segment that passes, where one does.
+    pub(crate) slot: [u32; SIFT_POINTS],
+}
+
+/// The lanes of a chunk of scanned d² that pass the cut `cut2`, a bit each.
+#[inline(always)]
+pub(super) fn passing(d2: &[f64; B], cut2: f64) -> u32 {
+    let mut mask = 0u32;
+    for c in 0..B {
+        mask |= u32::from(d2[c] <= cut2) << c;
+    }
+    mask
+}
+
+/// One chunk's lanes that pass (`mask`, chunk `i`) added to the tally of
+/// [`Group::sift`].
+#[inline(always)]
+pub(super) fn tally(mask: u32, i: usize, many: bool, first: usize) -> (bool, usize) {
+    let lane = i * B + mask.trailing_zeros() as usize;
+    let many = many | (mask & mask.wrapping_sub(1) != 0) | (first != usize::MAX && mask != 0);
+    (many, if first == usize::MAX && mask != 0 { lane } else { first })
+}
+
+/// [`Group::sift`] for the CPU: by hand with AVX-512 (half the
+/// instructions of what LLVM makes of the portable loops; the fused
+/// multiply-adds only remove roundings, so the scan's error bound holds),
+/// else the portable code.
+pub(super) fn sift_group<const D: usize>(g: &mut Group<D>, p: &[f64; D], limit: f64) -> (f64, bool, usize) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F, checked just above.
+        return unsafe { sift_avx512(g, p, limit) };
+    }
+    g.sift(p, limit)
+}
+
+/// [`Group::farthest`] compiled for AVX2 where the CPU has it (with
+/// AVX-512, [`Index::reach_of`] does without the group).
+pub(super) fn farthest_group<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> f64 {
+            g.farthest(points)
+        }
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            return unsafe { avx2(g, points) };
+        }
+    }
+    g.farthest(points)
+}
+
+/// [`Group::scan`] for the CPU: by hand with AVX-512, else compiled for
+/// AVX2 where the CPU has it (chosen at run time; the default build
+/// targets SSE2 only).
+pub(super) fn scan_group<const D: usize>(g: &mut Group<D>, p: &[f64; D]) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2<const D: usize>(g: &mut Group<D>, p: &[f64; D]) -> f64 {
+            g.scan(p)
+        }
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F, checked just above.
+            return unsafe { scan_avx512(g, p) };
+        }
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            return unsafe { avx2(g, p) };
+        }
+    }
+    g.scan(p)
+}
+
+/// `max(a, b)` for numbers that are never NaN, as one instruction (the
+/// NaN-aware `f64::max` costs three).
+#[inline(always)]
+pub(super) fn fmax(a: f64, b: f64) -> f64 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `min(a, b)` likewise.
+#[inline(always)]
+pub(super) fn fmin(a: f64, b: f64) -> f64 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+impl<const D: usize> Index<D> {
+    /// Gathers into `g` every segment of `leaves` whose own box meets
+    /// `[lo, hi]` (as leaves and lanes: [`fill`](Self::fill) makes them
+    /// columns); `false` if there are more than `cap` or their magnitudes
+    /// are beyond the fast kernel's trusted range.
+    #[inline(always)]
+    pub(crate) fn gather<const AVX512: bool>(
+        &self,
+        lo: &[f64; D],
+        hi: &[f64; D],
+        leaves: &[u32],
+        cap: usize,
+        g: &mut Group<D>,
+    ) -> bool {
+        g.picked.clear();
+        g.chunks.clear();
+        g.slot.clear();
+        g.filled = false;
+        let mut m = lo.iter().chain(hi).fold(0.0f64, |m, c| m.max(c.abs()));
+        let mut count = 0;
+        for &j in leaves {
+            let base = j as usize * B;
+            let leaf = &self.leaves[j as usize];
+            // Which of the leaf's segments have a box meeting `[lo, hi]`: all
+            // eight lanes at once, branch-free (most fail, unpredictably);
+            // not the padding lanes past the last segment.
+            let real = if self.segs.len() - base >= B { u32::MAX } else { (1 << (self.segs.len() - base)) - 1 };
+            let mask = leaf.meets::<AVX512>(lo, hi, true) & real;
+            if mask != 0 {
+                count += mask.count_ones() as usize;
+                if count > cap {
+                    return false;
+                }
+                g.picked.push((j, mask));
+                // (The leaf's box bounds its segments' coordinates: a
+                // little looser than the lanes picked, and cheaper.)
+                let level = &self.levels[0];
+                for k in 0..D {
+                    m = fmax(m, fmax(level.lo(k, j as usize).abs(), level.hi(k, j as usize).abs()));
+                }
+            }
+        }
+        g.m = m;
+        g.count = count;
+        m < FAST_RANGE
+    }
+
+    /// Makes the columns of `g`'s candidates (`chunks`, `slot`) from what
+    /// [`gather`](Self::gather) picked, if not made yet: the scans of one
+    /// point at a time read those.
+    pub(crate) fn fill(&self, g: &mut Group<D>) {
+        if g.filled {
+            return;
+        }
+        g.filled = true;
+        for &(j, mut mask) in &g.picked {
+            let (j, leaf) = (j as usize, &self.leaves[j as usize]);
+            while mask != 0 {
+                let c = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                let a: [f64; D] = std::array::from_fn(|k| leaf.lo[k][c]);
+                let ab: [f64; D] = std::array::from_fn(|k| leaf.hi[k][c] - a[k]);
+                let slot = (j * B + c) as u32;
+                // (`push` is the chunks' and the slots' own: the same
+                // order as the lanes of `picked`.)
+                push_lane(&mut g.chunks, &mut g.slot, a, ab, self.inv[j][c], slot);
+            }
+        }
+    }
+
+    /// An upper bound on the distance from each of `points` (those with
+    /// finite coordinates, all inside `bbox`) to its nearest segment: the
+    /// largest over the points of the distance to the nearest of `slots`
+    /// (the previous group's answers), by the group scan with its error
+    /// bound (see [`nearest_in_group`](Self::nearest_in_group)); `+inf`
+    /// beyond the scan's trusted range. `g`: room for those segments, where
+    /// the CPU has no AVX-512 (with it, a point a lane, they are read from
+    /// the index).
+    pub(crate) fn reach_of(
+        &self,
+        points: &[[f64; D]],
+        bbox: &([f64; D], [f64; D]),
+        slots: &[u32],
+        g: &mut Group<D>,
+    ) -> f64 {
+        let mut m = bbox.0.iter().chain(&bbox.1).fold(0.0f64, |m, c| m.max(c.abs()));
+        let far = 'far: {
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU has AVX-512F, checked just above.
+                let (far, ms) = unsafe { farthest_avx512(self, slots, points) };
+                m = fmax(m, ms);
+                break 'far far;
+            }
+            g.picked.clear();
+            g.chunks.clear();
+            g.slot.clear();
+            g.filled = true;
+            for &slot in slots {
+                if !g.slot.contains(&slot) {
+                    let (a, b) = self.ends(slot as usize);
+                    m = fmax(m, g.add(a, b, slot));
+                }
+            }
+            g.count = g.slot.len();
+            g.m = m;
+            farthest_group(g, points)
+        };
+        if slots.is_empty() || m >= FAST_RANGE {
+            return f64::INFINITY;
+        }
+        let d = far.sqrt();
+        (d + K_GROUP * (m + d) + E_FLOOR) * (1.0 + SLACK)
+    }
+
+    /// Nearest segment to `p` among the group's candidates, which must hold
+    /// every segment within the group bound of `p` (see `gather`). Where
+    /// the scan leaves one candidate it is the answer if within `limit`,
+    /// and is returned unevaluated ([`Pick::Only`]).
+    ///
+    /// The scan is the clamped projection with `b − a` and `1/|b − a|²`
+    /// precomputed, over all candidates at once. Its error: `t̃` lies in
+    /// `[0, 1]` whatever the rounding, so the point `a + t̃·(b − a)` is on the
+    /// segment and the computed distance to it exceeds `d` by at most the
+    /// evaluation error (about `15·u·(M + d)` in 2D, `17·u·(M + d)` in 3D)
+    /// plus `|t̃ − t|·|b − a|` (at most `16·u·M`, or `|b − a| < 2^-484` where
+    /// `|b − a|²` underflows). `K_GROUP = 64·u` covers both with room.
+    #[inline]
+    pub(crate) fn nearest_in_group(&self, p: &[f64; D], limit: f64, g: &mut Group<D>, runner_up: bool) -> Pick<D> {
+        self.fill(g);
+        if g.count == 0 || p.iter().any(|c| !c.is_finite()) {
+            return Pick::Done(None);
+        }
+        // Which lanes pass: one that passes alone is the answer, evaluated
+        // later in a batch.
+        let (cut2, many, first) = sift_group(g, p, limit);
+        // (A padding lane never passes: its d² is +inf.)
+        let mut found: Option<(Found<D>, usize)> = None;
+        if many {
+            for (i, d2) in g.d2.iter().enumerate() {
+                let mut mask = passing(d2, cut2);
+                while mask != 0 {
+                    let c = i * B + mask.trailing_zeros() as usize;
+                    mask &= mask - 1;
+                    let f = self.evaluate(p, g.slot[c]);
+                    if f.proj.distance <= limit && found.as_ref().is_none_or(|(b, _)| f.before(b)) {
+                        found = Some((f, c));
+                    }
+                }
+            }
+        }
+        let only = !many && first < g.count;
+        let mut bound = |lane| if runner_up { runner_up_bound(g, lane) } else { 0.0 };
+        if only {
+            let runner_up = bound(first);
+            return Pick::Only { slot: g.slot[first], runner_up };
+        }
+        Pick::Done(found.map(|(mut f, lane)| {
+            f.runner_up = bound(lane);
+            f
+        }))
+    }
+
+    /// An upper bound on the exact distance from `p` to the segment in
+    /// `slot` (`+inf` where the fast kernel's bound is not trusted).
+    #[inline]
+    pub(crate) fn upper_bound(&self, p: &[f64; D], slot: u32) -> f64 {
+        let st = State {
+            p,
+            mp: p.iter().fold(0.0f64, |m, c| m.max(c.abs())),
+            bound: f64::INFINITY,
+            want: Want::Nearest(1),
+            skip: u32::MAX,
+        };
+        self.fast_bounds(slot as usize, slot as usize / B, &st).1
+    }
+
+    /// Every leaf whose box meets the box `[lo, hi]`, into `out`; `false`
+    /// (and `out` incomplete) if there are more than `cap`.
+    #[inline(always)]
+    pub(crate) fn group_leaves<const AVX512: bool>(
+        &self,
+        lo: &[f64; D],
+        hi: &[f64; D],
+        out: &mut Vec<u32>,
+        cap: usize,
+        s: &mut Scratch,
+    ) -> bool {
+        out.clear();
+        if self.segs.is_empty() {
+            return true;
+        }
+        let top = self.levels.len() - 1;
+        s.stack[0] = (top as u32, 0, 0.0);
+        s.top = 1;
+        while s.top > 0 {
+            s.top -= 1;
+            let (l, j, _) = s.stack[s.top];
+            if l == 0 {
+                if out.len() == cap {
+                    return false;
+                }
+                out.push(j);
+                continue;
+            }
+            let block = &self.levels[l as usize - 1].blocks[j as usize];
+            let base = j as usize * B;
+            let mut mask = block.meets::<AVX512>(lo, hi, false);
+            while mask != 0 {
+                let c = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                s.stack[s.top] = (l - 1, (base + c) as u32, 0.0);
+                s.top += 1;
+            }
+        }
+        true
+    }
+
+    /// [`search`](Self::search) among a group's candidates, which must hold
+    /// every segment that can be in the answer (see `gather`): for `k`
+    /// nearest, every segment within the group's reach of `p`, and at least
+    /// `k` of them; for a radius, every segment within it. `near` (k nearest
+    /// only) is a guess at the k-th distance that saves work when right. The
+    /// fast scan of all candidates at once stands in for the walk down the
+    /// tree.
+    pub(crate) fn search_in_group<'s>(
+        &self,
+        p: &[f64; D],
+        want: Want,
+        limit: f64,
+        near: f64,
+        g: &mut Group<D>,
+        s: &'s mut Scratch,
+    ) -> &'s [Found<D>] {
+        if g.count == 0 || p.iter().any(|c| !c.is_finite()) || limit.is_nan() || limit < 0.0 {
+            return &[];
+        }
+        self.fill(g);
+        scan_group(g, p);
+        let m = g.m;
+        s.cands.clear();
+        let mut bound = limit;
+        if let Want::Nearest(k) = want {
+            // The bound is the upper bound of the k-th smallest scanned d².
+            // A guess at where it lies (the group's reach and `near` each
+            // bound the distance of k segments from `p`) lets most lanes be
+            // rejected by one compare; a guess too low is caught (fewer than
+            // k below it) and the scan redone without it.
+            let r = fmin(g.reach, near);
+            let guess = ((r + K_GROUP * (m + r) + E_FLOOR) * (1.0 + SLACK)).powi(2) * (1.0 + SLACK);
+            let kth = kth_least(g, k, guess, &mut s.uppers).or_else(|| kth_least(g, k, f64::INFINITY, &mut s.uppers));
+            if let Some(kth) = kth {
+                let d = kth.sqrt();
+                bound = fmin(bound, (d + K_GROUP * (m + d) + E_FLOOR) * (1.0 + SLACK));
+            }
+        }
+        let cut2 = cut2(bound, m);
+        for (i, d2) in g.d2.iter().enumerate() {
+            let mut mask = passing(d2, cut2);
+            while mask != 0 {
+                let c = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                // (Padding lanes have d² = +inf and never pass.)
+                if let Some(&slot) = g.slot.get(i * B + c) {
+                    let d = d2[c].sqrt();
+                    s.cands.push((d - K_GROUP * (m + d) - E_FLOOR, slot));
+                }
+            }
+        }
+        self.rank(p, want, limit, bound, s)
+    }
+}
+
+/// The largest scanned d² of a segment that may lie within `bound`, for a
+/// scan whose magnitudes are at most `m` (see
+/// [`Index::nearest_in_group`]): its lower bound `d̃ − K(m + d̃) − floor` is
+/// at most `bound` exactly when `d̃ <= (bound + K·m + floor) / (1 − K)`.
+/// Dividing by `1 − K` is multiplying by at most `1 + 2K` (`K < 1/2`),
+/// which is cheaper; the rounding of all this is far inside `SLACK`.
+#[inline(always)]
+pub(super) fn cut2(bound: f64, m: f64) -> f64 {
+    let cut = (bound * (1.0 + SLACK) + K_GROUP * m + E_FLOOR) * (1.0 + 2.0 * K_GROUP) * (1.0 + SLACK);
+    cut * cut * (1.0 + SLACK)
+}
+
+/// The `k`-th smallest of the group's scanned d² if at least `k` lie below
+/// `below` (`least` is the working list of the smallest, sorted).
+pub(super) fn kth_least<const D: usize>(g: &Group<D>, k: usize, below: f64, least: &mut Vec<f64>) -> Option<f64> {
+    least.clear();
+    let mut kth = below;
+    for (i, d2) in g.d2.iter().enumerate() {
+        for (c, &d2) in d2.iter().enumerate() {
+            if d2 < kth && i * B + c < g.count {
+                let at = least.partition_point(|&u| u <= d2);
+                least.insert(at, d2);
+                least.truncate(k);
+                if least.len() == k {
+                    kth = least[k - 1];
+                }
+            }
+        }
+    }
+    (least.len() == k).then_some(kth)
+}
+
+/// A lower bound on the distance from the query just scanned to every
+/// segment of the index but the one in `lane`: the least of the other
+/// candidates' lower bounds (the fast distance less its error bound) and
+/// the group's reach (segments not gathered are farther).
+pub(super) fn runner_up_bound<const D: usize>(g: &mut Group<D>, lane: usize) -> f64 {
+    // The winner's lane out of the way, then a lane-wise minimum.
+    let saved = std::mem::replace(&mut g.d2[lane / B][lane % B], f64::INFINITY);
+    let mut least = [f64::INFINITY; B];
+    for d2 in &g.d2 {
+        for c in 0..B {
+            least[c] = fmin(least[c], d2[c]);
+        }
+    }
+    g.d2[lane / B][lane % B] = saved;
+    let d = least.iter().fold(f64::INFINITY, |a, &b| fmin(a, b)).sqrt();
+    let lower = if d.is_finite() { d - K_GROUP * (g.m + d) - E_FLOOR } else { f64::INFINITY };
+    (lower.min(g.reach) * (1.0 - SLACK)).max(0.0)
+}

@@ -1,0 +1,430 @@
+//! One query at a time: `nearest`, `k_nearest`, `within` and their
+//! `_within` forms, by a best-first descent of the tree with the fast
+//! kernel and a certified bound, then the accurate kernel on the few
+//! segments left.
+
+use super::*;
+
+/// What a search looks for.
+#[derive(Clone, Copy)]
+pub(crate) enum Want {
+    /// The `k` nearest within the limit.
+    Nearest(usize),
+    /// Everything within the limit.
+    All,
+}
+
+impl<const D: usize> Index<D> {
+    /// The segment nearest to `p`, or `None` when the index is empty or `p`
+    /// has a NaN or infinite coordinate. Ties go to the lowest id.
+    ///
+    /// ```
+    /// let index = segdist_index::Index::<2>::from_segments(&[
+    ///     [[0.0, 1.0], [2.0, 1.0]],
+    ///     [[0.0, -1.0], [2.0, -1.0]],
+    /// ])?;
+    /// // Equidistant: the lower feature id wins.
+    /// assert_eq!(index.nearest([1.0, 0.0]).unwrap().feature, 0);
+    /// assert!(index.nearest([f64::NAN, 0.0]).is_none());
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn nearest(&self, p: [f64; D]) -> Option<Hit<D>> {
+        self.nearest_within(p, f64::INFINITY)
+    }
+
+    /// The nearest segment at distance `<= max_distance`, or `None`. The
+    /// limit prunes the search, so a small one makes the query cheaper.
+    ///
+    /// ```
+    /// let index = segdist_index::Index::<2>::from_segments(&[[[0.0, 0.0], [1.0, 0.0]]])?;
+    /// assert!(index.nearest_within([0.5, 2.0], 1.5).is_none());
+    /// assert_eq!(index.nearest_within([0.5, 2.0], 2.0).unwrap().distance, 2.0);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn nearest_within(&self, p: [f64; D], max_distance: f64) -> Option<Hit<D>> {
+        with_scratch(|s| self.nearest_found(&p, max_distance, None, s)).map(|f| self.hit(&f))
+    }
+
+    /// The `k` nearest segments, nearest first (ties by lowest id); fewer
+    /// when the index holds fewer, none for a non-finite `p`.
+    ///
+    /// ```
+    /// let index = segdist_index::Index::<2>::from_polylines(&[
+    ///     vec![[0.0, 0.0], [10.0, 0.0]],
+    ///     vec![[0.0, 3.0], [10.0, 3.0]],
+    ///     vec![[0.0, 7.0], [10.0, 7.0]],
+    /// ])?;
+    /// let hits = index.k_nearest([5.0, 4.0], 2);
+    /// assert_eq!(hits.iter().map(|h| (h.feature, h.distance)).collect::<Vec<_>>(), [(1, 1.0), (2, 3.0)]);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn k_nearest(&self, p: [f64; D], k: usize) -> Vec<Hit<D>> {
+        self.k_nearest_within(p, k, f64::INFINITY)
+    }
+
+    /// The `k` nearest segments at distance `<= max_distance`, nearest first.
+    ///
+    /// ```
+    /// let index = segdist_index::Index::<2>::from_segments(&[
+    ///     [[0.0, 0.0], [1.0, 0.0]],
+    ///     [[0.0, 5.0], [1.0, 5.0]],
+    /// ])?;
+    /// assert_eq!(index.k_nearest_within([0.5, 1.0], 2, 2.0).len(), 1);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn k_nearest_within(&self, p: [f64; D], k: usize, max_distance: f64) -> Vec<Hit<D>> {
+        if k == 0 {
+            return Vec::new();
+        }
+        with_scratch(|s| self.search(&p, Want::Nearest(k), max_distance, s).iter().map(|f| self.hit(f)).collect())
+    }
+
+    /// Every segment at distance `<= radius` from `p` (the exact distance,
+    /// faithfully rounded, compared with `radius`), nearest first, ties by
+    /// lowest id.
+    ///
+    /// ```
+    /// let index = segdist_index::Index::<2>::from_segments(&[
+    ///     [[0.0, 0.0], [1.0, 0.0]],
+    ///     [[0.0, 1.0], [1.0, 1.0]],
+    ///     [[0.0, 9.0], [1.0, 9.0]],
+    /// ])?;
+    /// let near = index.within([0.5, 0.5], 0.5);
+    /// assert_eq!(near.iter().map(|h| h.feature).collect::<Vec<_>>(), [0, 1]);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn within(&self, p: [f64; D], radius: f64) -> Vec<Hit<D>> {
+        with_scratch(|s| self.search(&p, Want::All, radius, s).iter().map(|f| self.hit(f)).collect())
+    }
+
+    /// The public form of a search result.
+    pub(crate) fn hit(&self, f: &Found<D>) -> Hit<D> {
+        let t = &self.topology;
+        let s = &self.segs[f.slot as usize];
+        let (feature, part, segment) = t.locate(s.feature, s.local);
+        Hit {
+            feature,
+            part,
+            segment,
+            t: f.proj.t,
+            point: f.proj.point,
+            distance: f.proj.distance,
+            distance_squared: f.proj.distance_squared,
+        }
+    }
+
+    /// Nearest segment, starting from the segment in slot `hint` (a good
+    /// guess, such as the previous query's answer in a coherent batch).
+    #[inline]
+    pub(crate) fn nearest_found(
+        &self,
+        p: &[f64; D],
+        limit: f64,
+        hint: Option<u32>,
+        s: &mut Scratch,
+    ) -> Option<Found<D>> {
+        let st = self.traverse(p, Want::Nearest(1), limit, hint, s)?;
+        self.pick(p, &st, limit, s)
+    }
+
+    /// The candidate with the least `(distance, id)`: candidates in
+    /// ascending order of lower bound, stopping as soon as none can tie.
+    #[inline]
+    pub(super) fn pick(&self, p: &[f64; D], st: &State<'_, D>, limit: f64, s: &mut Scratch) -> Option<Found<D>> {
+        let cut = st.bound * (1.0 + SLACK);
+        if s.cands.len() > 1 {
+            s.cands.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
+        }
+        let mut best: Option<Found<D>> = None;
+        for &(lower, slot) in &s.cands {
+            if lower > cut {
+                continue;
+            }
+            if let Some(b) = &best {
+                if lower * (1.0 - SLACK) > b.proj.distance {
+                    break;
+                }
+            }
+            let f = self.evaluate(p, slot);
+            if f.proj.distance <= limit && best.as_ref().is_none_or(|b| f.before(b)) {
+                best = Some(f);
+            }
+        }
+        best
+    }
+
+    /// The accurate projection onto the segment in `slot`.
+    #[inline]
+    pub(super) fn evaluate(&self, p: &[f64; D], slot: u32) -> Found<D> {
+        let i = slot as usize;
+        let (a, b) = self.ends(i);
+        let seg = Segment::new(a, b);
+        self.found(slot, seg.closest_point(*p).into())
+    }
+
+    /// The segment in `slot` found with projection `proj`, with the id of
+    /// the tie rule.
+    #[inline]
+    pub(super) fn found(&self, slot: u32, proj: Proj<D>) -> Found<D> {
+        Found { slot, id: self.id(slot), proj, runner_up: 0.0 }
+    }
+
+    /// The id of the tie rule of the segment in `slot`: `(feature, local)`
+    /// as one number.
+    #[inline]
+    pub(super) fn id(&self, slot: u32) -> u64 {
+        self.segs[slot as usize].id()
+    }
+
+    /// The k-nearest and radius searches: every candidate that survives the
+    /// final bound, evaluated and ranked.
+    pub(crate) fn search<'s>(&self, p: &[f64; D], want: Want, limit: f64, s: &'s mut Scratch) -> &'s [Found<D>] {
+        let Some(st) = self.traverse(p, want, limit, None, s) else {
+            return &[];
+        };
+        self.rank(p, want, limit, st.bound, s)
+    }
+
+    /// The end of a k-nearest or radius search: the candidates in `s.cands`
+    /// (with a lower bound on their distance each; every segment that may be
+    /// in the answer among them) and `bound` (no answer is farther),
+    /// evaluated and ranked.
+    /// The answers are left in this thread's scratch buffers: the caller
+    /// converts them (a `Vec` of them a query was a third of a radius
+    /// batch, with the sort moving whole answers and the allocations).
+    pub(super) fn rank<'s>(
+        &self,
+        p: &[f64; D],
+        want: Want,
+        limit: f64,
+        bound: f64,
+        s: &'s mut Scratch,
+    ) -> &'s [Found<D>] {
+        let cut = bound * (1.0 + SLACK);
+        s.cands.retain(|c| c.0 <= cut);
+        let keep = match want {
+            Want::Nearest(k) => k,
+            Want::All => usize::MAX,
+        };
+        // Every survivor is evaluated, by the batch kernel (the scalar
+        // kernel's bits, several at a time), then ranked by (distance, id):
+        // ids are unique, so the order is total.
+        let ev = evals_of::<D>(&mut s.evals);
+        ev.project(self, p, &s.cands);
+        ev.ranks.clear();
+        for (j, &(_, slot)) in s.cands.iter().enumerate() {
+            let d = ev.out.distance[j];
+            // (Never NaN: the query point is finite.)
+            if d <= limit {
+                // (`+ 0.0` makes a zero positive, should one be -0.)
+                ev.ranks.push(((d + 0.0).to_bits(), self.id(slot), j as u32));
+            }
+        }
+        ev.ranks.sort_unstable();
+        ev.ranks.truncate(keep);
+        ev.found.clear();
+        for &(_, id, j) in &ev.ranks {
+            let (slot, proj) = (s.cands[j as usize].1, ev.get(j as usize));
+            ev.found.push(Found { slot, id, proj, runner_up: 0.0 });
+        }
+        &ev.found
+    }
+
+    /// Walks the tree, leaving in `s.cands` every segment that may be in the
+    /// answer; returns the final state, or `None` when nothing can be found.
+    #[inline]
+    pub(super) fn traverse<'p>(
+        &self,
+        p: &'p [f64; D],
+        want: Want,
+        limit: f64,
+        hint: Option<u32>,
+        s: &mut Scratch,
+    ) -> Option<State<'p, D>> {
+        let mut st = self.start(p, want, limit, hint, s)?;
+        let top = self.levels.len() - 1;
+        s.stack[0] = (top as u32, 0, 0.0);
+        s.top = 1;
+        while s.top > 0 {
+            s.top -= 1;
+            let (l, j, bd2) = s.stack[s.top];
+            if bd2 * (1.0 - SLACK) > st.bound2() {
+                continue;
+            }
+            if l == 0 {
+                self.scan_leaf(j as usize, &mut st, s);
+            } else {
+                self.push_children(l as usize - 1, j as usize, &st, s);
+            }
+        }
+        Some(st)
+    }
+
+    /// Checks the query and sets up a search, the `hint` offered first.
+    #[inline]
+    pub(super) fn start<'p>(
+        &self,
+        p: &'p [f64; D],
+        want: Want,
+        limit: f64,
+        hint: Option<u32>,
+        s: &mut Scratch,
+    ) -> Option<State<'p, D>> {
+        if self.segs.is_empty() || p.iter().any(|c| !c.is_finite()) || limit.is_nan() || limit < 0.0 {
+            return None;
+        }
+        s.top = 0;
+        s.cands.clear();
+        s.uppers.clear();
+        let mut st = State { p, mp: p.iter().fold(0.0f64, |m, c| m.max(c.abs())), bound: limit, want, skip: u32::MAX };
+        if let Some(h) = hint {
+            st.skip = h;
+            let (lower, upper) = self.fast_bounds(h as usize, h as usize / B, &st);
+            st.offer(s, lower, upper, h);
+        }
+        Some(st)
+    }
+
+    /// Largest coordinate magnitude in leaf `j`'s box.
+    #[inline]
+    pub(super) fn leaf_m(&self, j: usize) -> f64 {
+        let boxes = &self.levels[0];
+        (0..D).fold(0.0f64, |m, k| m.max(boxes.lo(k, j).abs()).max(boxes.hi(k, j).abs()))
+    }
+
+    /// `(lower, upper)` bounds on the exact distance to the segment in
+    /// `slot` (of leaf `j`), from the fast kernel and its error bound.
+    #[inline]
+    pub(super) fn fast_bounds(&self, slot: usize, j: usize, st: &State<'_, D>) -> (f64, f64) {
+        let (a, b) = self.ends(slot);
+        let seg = Segment::new(a, b);
+        let d2 = seg.distance_squared_fast(*st.p);
+        let m = self.leaf_m(j).max(st.mp);
+        if !(d2 < f64::INFINITY && m < FAST_RANGE) {
+            // Overflow, or magnitudes where the bound is not trusted.
+            return (0.0, f64::INFINITY);
+        }
+        let d = d2.sqrt();
+        let e = K_FAST * (m + d) + E_FLOOR;
+        (d - e, (d + e) * (1.0 + SLACK))
+    }
+
+    /// Offers the segments of leaf `j` to the search. Each segment's own
+    /// bounding box is tested first, eight lanes at once (no division, no
+    /// square root, so it vectorises); the fast kernel runs only on the few
+    /// whose box is within the bound.
+    #[inline]
+    pub(super) fn scan_leaf(&self, j: usize, st: &mut State<'_, D>, s: &mut Scratch) {
+        let base = j * B;
+        let p = st.p;
+        let mut d2 = [0.0; B];
+        for k in 0..D {
+            let (a, b) = (&self.leaves[j].lo[k], &self.leaves[j].hi[k]);
+            for c in 0..B {
+                let (lo, hi) = (fmin(a[c], b[c]), fmax(a[c], b[c]));
+                let v = fmax(fmax(lo - p[k], p[k] - hi), 0.0);
+                d2[c] += v * v;
+            }
+        }
+        let count = (self.segs.len() - base).min(B);
+        for (c, &d) in d2.iter().enumerate().take(count) {
+            // The bound shrinks as segments are offered: re-read it.
+            if d * (1.0 - SLACK) <= st.bound2() {
+                let slot = base + c;
+                if slot as u32 != st.skip {
+                    let (lower, upper) = self.fast_bounds(slot, j, st);
+                    st.offer(s, lower, upper, slot as u32);
+                }
+            }
+        }
+    }
+
+    /// Pushes the children of node `j` of level `l + 1` (nodes `j·B…` of
+    /// level `l`) that may hold a result, the nearest on top. Branch-free
+    /// but for the loop: which children pass is not predictable.
+    #[inline]
+    pub(super) fn push_children(&self, l: usize, j: usize, st: &State<'_, D>, s: &mut Scratch) {
+        let level = &self.levels[l];
+        let base = j * B;
+        let mut d2 = [0.0; B];
+        for k in 0..D {
+            let (lo, hi) = (&level.blocks[j].lo[k], &level.blocks[j].hi[k]);
+            for c in 0..B {
+                let v = fmax(fmax(lo[c] - st.p[k], st.p[k] - hi[c]), 0.0);
+                d2[c] += v * v;
+            }
+        }
+        let bound2 = st.bound2();
+        let (lo0, hi0) = (&level.blocks[j].lo[0], &level.blocks[j].hi[0]);
+        let mut mask = 0u32;
+        for c in 0..B {
+            // Padding boxes (lo > hi) are never entered.
+            let pass = d2[c] * (1.0 - SLACK) <= bound2 && lo0[c] <= hi0[c];
+            mask |= u32::from(pass) << c;
+        }
+        let first = s.top;
+        let mut top = first;
+        while mask != 0 {
+            let c = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            s.stack[top] = (l as u32, (base + c) as u32, d2[c]);
+            // Keep the nearest on top.
+            if top > first && d2[c] > s.stack[top - 1].2 {
+                s.stack.swap(top, top - 1);
+            }
+            top += 1;
+        }
+        s.top = top;
+    }
+}
+
+/// The state of one search: the query, what is wanted and the current bound.
+pub(super) struct State<'p, const D: usize> {
+    pub(super) p: &'p [f64; D],
+    /// Largest coordinate magnitude of `p`.
+    pub(super) mp: f64,
+    /// Upper bound on the exact distance of the last wanted result.
+    pub(super) bound: f64,
+    pub(super) want: Want,
+    /// A slot already offered (the hint).
+    pub(super) skip: u32,
+}
+
+impl<const D: usize> State<'_, D> {
+    /// `bound²`, rounded up, never below the underflow floor.
+    #[inline]
+    pub(super) fn bound2(&self) -> f64 {
+        self.bound * self.bound * (1.0 + SLACK) + TINY
+    }
+
+    /// Records a segment: a candidate if it may be in the answer, and its
+    /// upper bound may tighten `bound`.
+    #[inline]
+    pub(super) fn offer(&mut self, s: &mut Scratch, lower: f64, upper: f64, slot: u32) {
+        if lower > self.bound * (1.0 + SLACK) {
+            return;
+        }
+        s.cands.push((lower, slot));
+        if let Want::Nearest(k) = self.want {
+            if upper < self.bound {
+                if k == 1 {
+                    self.bound = upper;
+                } else {
+                    let at = s.uppers.partition_point(|&u| u <= upper);
+                    if at < k {
+                        s.uppers.insert(at, upper);
+                        s.uppers.truncate(k);
+                        if s.uppers.len() == k {
+                            self.bound = self.bound.min(s.uppers[k - 1]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! The index against brute force: nearest, k, radius and ties, in 2D and 3D.
+
+use super::*;
+use rand::{Rng, SeedableRng};
+
+/// The box test's two forms agree lane for lane, on boxes and on
+/// segments, padding (empty boxes) and touching edges included.
+#[test]
+fn both_forms_of_the_box_test_agree() {
+    let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(22);
+    #[cfg(target_arch = "x86_64")]
+    let avx512 = std::is_x86_feature_detected!("avx512f");
+    #[cfg(not(target_arch = "x86_64"))]
+    let avx512 = false;
+    let mut hits = 0;
+    for round in 0..2000 {
+        let mut b = Block::<3>::EMPTY;
+        for c in 0..(round % 9) {
+            for k in 0..3 {
+                // On a coarse grid, so that edges touch exactly.
+                let (x, y) = (f64::from(r.gen_range(0..8u8)), f64::from(r.gen_range(0..8u8)));
+                (b.lo[k][c], b.hi[k][c]) = if round % 2 == 0 { (x.min(y), x.max(y)) } else { (x, y) };
+            }
+        }
+        let q: [f64; 3] = std::array::from_fn(|_| f64::from(r.gen_range(0..8u8)));
+        let w: [f64; 3] = std::array::from_fn(|_| f64::from(r.gen_range(0..3u8)));
+        let qhi = std::array::from_fn(|k| q[k] + w[k]);
+        for segments in [false, true] {
+            let want = (0..B)
+                .filter(|&c| {
+                    (0..3).all(|k| {
+                        let (x, y) = (b.lo[k][c], b.hi[k][c]);
+                        let (x, y) = if segments { (x.min(y), x.max(y)) } else { (x, y) };
+                        x <= qhi[k] && y >= q[k]
+                    })
+                })
+                .fold(0u32, |m, c| m | 1 << c);
+            assert_eq!(b.meets::<false>(&q, &qhi, segments), want, "round {round}");
+            if avx512 {
+                assert_eq!(b.meets::<true>(&q, &qhi, segments), want, "round {round}");
+            }
+            hits += want.count_ones();
+        }
+    }
+    assert!(hits > 1000);
+}
+
+/// The group's cut on squared distances, taken without a square root,
+/// is never below the cut of the bound it stands for (`cut2` of
+/// `(√best + K·(m + √best) + floor)·(1 + S)`, or of the limit if that
+/// is smaller): every lane that bound admits passes. Over scales from
+/// underflow to `FAST_RANGE`, with `best` from zero to far beyond `m`.
+#[test]
+fn the_cut_without_a_square_root_admits_all_the_bound_does() {
+    let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(22);
+    let mut g = Group::<2>::default();
+    for round in 0..200_000 {
+        g.m = 10f64.powf(r.gen_range(-300.0..149.0));
+        let best = match round % 4 {
+            0 => 0.0,
+            1 => (g.m * 10f64.powf(r.gen_range(-20.0..2.0))).powi(2),
+            2 => f64::from_bits(r.gen_range(0..1u64 << 52)),
+            _ => r.gen::<f64>() * g.m * g.m,
+        };
+        let limit = if round % 3 == 0 { f64::INFINITY } else { best.sqrt() * r.gen_range(0.5..2.0) };
+        let d = best.sqrt();
+        let bound = fmin((d + K_GROUP * (g.m + d) + E_FLOOR) * (1.0 + SLACK), limit);
+        let want = cut2(bound, g.m);
+        let got = g.cut2(best, limit);
+        assert!(got >= want, "m {} best {best:e} limit {limit:e}: {got:e} < {want:e}", g.m);
+        // Looser by little: a relative 2^-19 and a constant far below
+        // the scan's own error (above the scales where the absolute
+        // floor dominates both, as the floor's note says).
+        if g.m > 1e-100 && best > (1e-6 * g.m).powi(2) && limit == f64::INFINITY {
+            assert!(got <= want * (1.0 + 1e-5), "m {} best {best:e}: {got:e} against {want:e}", g.m);
+        }
+    }
+}
+
+/// The group sift with a point a lane (AVX-512), reading the
+/// candidates from the leaves, tells every point what the
+/// point-by-point sift on the columns `fill` makes tells it, bit for bit, and
+/// the reach's farthest point is the point-by-point one: on groups of 0
+/// to 16 points (some not finite) against 1 to 40 candidates with
+/// repeats (exact ties), zero lengths, and limits that cut some points
+/// off.
+#[test]
+fn both_forms_of_the_points_sift_agree() {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512f") {
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(23);
+        let (mut ones, mut manys, mut nones) = (0, 0, 0);
+        for round in 0..2000 {
+            let n = 1 + round % 40;
+            let mut segs: Vec<[[f64; 2]; 2]> = Vec::new();
+            for i in 0..n {
+                let s = if i > 0 && r.gen_bool(0.1) {
+                    segs[r.gen_range(0..i)]
+                } else {
+                    let a = [r.gen::<f64>(), r.gen::<f64>()];
+                    let len = [0.0, 1e-3, 0.05, 0.5][i % 4];
+                    [a, [a[0] + len * r.gen::<f64>(), a[1] - len * r.gen::<f64>()]]
+                };
+                segs.push(s);
+            }
+            let index = Index::<2>::from_segments(&segs).expect("finite");
+            // Every segment a candidate: a box around them all.
+            let leaves: Vec<u32> = (0..index.leaves.len() as u32).collect();
+            let mut picked = Group::<2>::default();
+            assert!(index.gather::<true>(&[-1.0, -1.0], &[2.0, 2.0], &leaves, 64, &mut picked));
+            assert_eq!((picked.count, picked.filled), (n, false));
+            // The portable gather picks the same, of the same magnitude.
+            let mut filled = Group::<2>::default();
+            assert!(index.gather::<false>(&[-1.0, -1.0], &[2.0, 2.0], &leaves, 64, &mut filled));
+            assert_eq!((&filled.picked, filled.m.to_bits()), (&picked.picked, picked.m.to_bits()));
+            index.fill(&mut filled);
+            assert_eq!(filled.slot.len(), n);
+            let len = round % (SIFT_POINTS + 1);
+            let points: Vec<[f64; 2]> = (0..len)
+                .map(|i| match (round + i) % 23 {
+                    0 => [f64::NAN, 0.5],
+                    1 => [0.5, f64::INFINITY],
+                    // On a segment's end: a distance of zero, maybe tied.
+                    2 => segs[i % n][0],
+                    _ => [r.gen::<f64>(), r.gen::<f64>()],
+                })
+                .collect();
+            let limit = [f64::INFINITY, 0.05, 0.0][round % 3];
+            let want = filled.sift_points(&points, limit);
+            // SAFETY (both): the CPU has AVX-512F, checked above.
+            let got = unsafe { sift_points_avx512(&index, &picked, &points, limit) };
+            assert_eq!((got.one, got.many), (want.one, want.many), "round {round}");
+            for i in (0..len).filter(|i| want.one >> i & 1 != 0) {
+                assert_eq!(got.slot[i], want.slot[i], "round {round}, point {i}");
+            }
+            ones += want.one.count_ones();
+            manys += want.many.count_ones();
+            nones += len as u32 - (want.one | want.many).count_ones();
+            // The farthest point by point, through the same arithmetic
+            // (fused: the portable form's differs in the last bits).
+            let far = points
+                .iter()
+                .filter(|p| p.iter().all(|c| c.is_finite()))
+                // SAFETY: as above.
+                .fold(0.0, |far, p| fmax(far, unsafe { scan_avx512(&mut filled, p) }));
+            // SAFETY: as above.
+            let (got, m) = unsafe { farthest_avx512(&index, &filled.slot, &points) };
+            assert_eq!(got.to_bits(), far.to_bits(), "round {round}");
+            let want = segs.iter().flatten().flatten().fold(0.0, |m: f64, c| m.max(c.abs()));
+            assert_eq!(m, want, "round {round}");
+        }
+        assert!(ones > 1000 && manys > 100 && nones > 1000, "{ones} {manys} {nones}");
+    }
+}
+
+type Sift = fn(&mut Group<2>, &[f64; 2], f64) -> (f64, bool, usize);
+
+/// Both forms of the group sift (the portable loops and, where the CPU
+/// has it, AVX-512) keep the nearest segment: alone when it is the only
+/// lane that passes, among those that pass otherwise.
+#[test]
+fn every_form_of_the_group_sift_keeps_the_nearest_segment() {
+    let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(21);
+    let mut alone = 0;
+    for round in 0..300 {
+        let n = 1 + round % 37;
+        let mut g = Group::<2>::default();
+        let mut segs = Vec::new();
+        for slot in 0..n {
+            let a = [r.gen::<f64>(), r.gen::<f64>()];
+            // Some of zero length, some long.
+            let len = [0.0, 1e-3, 0.05, 0.5][slot % 4];
+            let b = [a[0] + len * r.gen::<f64>(), a[1] - len * r.gen::<f64>()];
+            let ab = [b[0] - a[0], b[1] - a[1]];
+            let l = ab[0] * ab[0] + ab[1] * ab[1];
+            g.push(a, ab, if l > 0.0 { 1.0 / l } else { 0.0 }, slot as u32);
+            segs.push(Segment::new(a, b));
+        }
+        g.count = n;
+        g.m = 2.0;
+        let p = [r.gen::<f64>(), r.gen::<f64>()];
+        let d: Vec<f64> = segs.iter().map(|s| s.closest_point(p).distance).collect();
+        let nearest = (0..n).fold(0, |b, i| if d[i] < d[b] { i } else { b });
+        // The portable scan as the default build compiles it, the
+        // dispatched one, and AVX-512 by hand.
+        let portable: Sift = |g, p, limit| {
+            let best = g.scan(p);
+            g.sift_scanned(best, limit)
+        };
+        let mut forms: Vec<Sift> = vec![portable, Group::sift];
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F, checked just above.
+            forms.push(|g, p, limit| unsafe { sift_avx512(g, p, limit) });
+        }
+        for sift in forms {
+            let (cut2, many, first) = sift(&mut g, &p, f64::INFINITY);
+            if many {
+                assert!(g.d2[nearest / B][nearest % B] <= cut2, "round {round}");
+            } else {
+                assert_eq!(first, nearest, "round {round}");
+                alone += 1;
+            }
+        }
+    }
+    assert!(alone > 300, "the one-survivor case was met only {alone} times");
+}
