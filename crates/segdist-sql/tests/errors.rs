@@ -158,8 +158,8 @@ fn nulls_give_rows_of_nulls_and_null_lines_are_never_matched() {
 
 #[test]
 fn an_error_after_rows_were_written_leaves_nothing() {
-    // A million rows, the last one bad: tens of MB of the result are
-    // already encoded when the error comes.
+    // A million rows, the last one bad: most of the result (some 30 MB
+    // as Arrow) has gone to the Parquet writer when the error comes.
     use std::fmt::Write as _;
     let mut p = String::from("id,x,y\n");
     for i in 0..1_000_000 {
