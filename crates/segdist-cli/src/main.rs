@@ -41,6 +41,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(e) = output::clean_up_on_signals() {
+        eprintln!("segdist: warning: Ctrl-C will leave a temporary output behind: {e}");
+    }
     let result = match cli.command {
         Command::Snap(args) => snap::run(&args),
         Command::Locate(args) => locate::run(&args),

@@ -1,8 +1,20 @@
 //! Where results go: stdout, or a named file written all-or-nothing.
+//!
+//! A named file is written to a temporary file beside it and renamed into
+//! place when complete. Nothing half-written is ever left:
+//!
+//! - on an error the temporary is removed (`Drop`);
+//! - on SIGINT, SIGTERM or SIGHUP every temporary still being written is
+//!   removed and the process exits with 128 + the signal (130 for Ctrl-C,
+//!   143 for SIGTERM), as shells expect ([`clean_up_on_signals`]);
+//! - a run killed outright (SIGKILL) cannot clean up, so the next run
+//!   writing the same output removes the temporaries of runs that are no
+//!   longer alive (Linux: `/proc`), or names them in a warning elsewhere.
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -21,8 +33,11 @@ impl Output {
             return Ok(Output::Stdout(BufWriter::with_capacity(1 << 16, io::stdout())));
         };
         let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        remove_stale(dest, &name);
         let tmp = dest.with_file_name(format!(".{name}.segdist-{}.tmp", std::process::id()));
+        let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
         let f = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        pending.push(tmp.clone());
         Ok(Output::File { tmp, dest: dest.to_path_buf(), w: Some(BufWriter::with_capacity(1 << 16, f)) })
     }
 
@@ -33,7 +48,9 @@ impl Output {
                 let f = w.take().expect("finished once").into_inner().map_err(|e| e.into_error())?;
                 f.sync_all()?;
                 drop(f);
+                let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
                 std::fs::rename(&*tmp, &*dest).with_context(|| format!("cannot write {}", dest.display()))?;
+                pending.retain(|p| p != tmp);
             }
         }
         Ok(())
@@ -66,7 +83,66 @@ impl Write for Output {
 impl Drop for Output {
     fn drop(&mut self) {
         if let Output::File { tmp, w: Some(_), .. } = self {
-            let _ = std::fs::remove_file(tmp);
+            let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = std::fs::remove_file(&*tmp);
+            pending.retain(|p| p != tmp);
+        }
+    }
+}
+
+/// The temporaries being written now. The lock is held from creating a
+/// temporary to registering it, and from renaming it to forgetting it, so
+/// the signal handler never misses one nor removes a finished output.
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Installs the handler: on SIGINT, SIGTERM or SIGHUP, every temporary
+/// still being written is removed and the process exits with 128 + the
+/// signal. Called once, by `main`.
+#[cfg(unix)]
+pub fn clean_up_on_signals() -> Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            let pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+            for p in pending.iter() {
+                let _ = std::fs::remove_file(p);
+            }
+            std::process::exit(128 + signal);
+        }
+    });
+    Ok(())
+}
+
+/// Elsewhere, nothing: an interrupted run leaves its temporary, which the
+/// next run writing the same output names in a warning.
+#[cfg(not(unix))]
+pub fn clean_up_on_signals() -> Result<()> {
+    Ok(())
+}
+
+/// Removes the temporaries of `dest` (`.NAME.segdist-PID.tmp`) left by
+/// runs that were killed outright; on systems without `/proc`, where a
+/// run's liveness is unknown, names them in a warning instead.
+fn remove_stale(dest: &Path, name: &str) {
+    let dir = match dest.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let prefix = format!(".{name}.segdist-");
+    for e in entries.flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = file.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".tmp")) else { continue };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        let path = e.path();
+        if !Path::new("/proc/self").exists() {
+            eprintln!("segdist: warning: {} may be left by an earlier run that was killed", path.display());
+        } else if pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists() {
+            match std::fs::remove_file(&path) {
+                Ok(()) => eprintln!("segdist: removed {}, left by an earlier run that was killed", path.display()),
+                Err(err) => eprintln!("segdist: warning: cannot remove {} ({err})", path.display()),
+            }
         }
     }
 }

@@ -322,8 +322,51 @@ async fn write_parquet(
     Ok(ParquetSink::new(config, options).write_all(stream, &ctx.task_ctx()).await?)
 }
 
-/// A temporary name beside `out`.
+/// A temporary name beside `out`, after removing those of earlier runs
+/// that were killed outright (see [`remove_temporaries`]).
 fn temporary(out: &Path) -> Result<PathBuf> {
     let name = out.file_name().and_then(|n| n.to_str()).ok_or_else(|| anyhow!("{}: not a file name", out.display()))?;
+    remove_temporaries(out, |pid| pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists());
     Ok(out.with_file_name(format!(".{name}.segdist-sql-{}.tmp", std::process::id())))
+}
+
+/// Removes the temporaries beside `out` (`.NAME.segdist-sql-PID.tmp`, and
+/// the object store's staging files `...tmp#N` beside them) of the runs
+/// whose process id `whose` accepts, saying so on stderr. Called with this
+/// process's id when a signal stops a query, and before every write with
+/// the ids of runs no longer alive (Linux: `/proc`; elsewhere a warning
+/// names them instead).
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let stale = dir.path().join(".out.csv.segdist-sql-999999999.tmp");
+/// std::fs::write(&stale, "half")?;
+/// segdist_sql::files::remove_temporaries(&dir.path().join("out.csv"), |pid| pid == 999_999_999);
+/// assert!(!stale.exists());
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn remove_temporaries(out: &Path, whose: impl Fn(u32) -> bool) {
+    let Some(name) = out.file_name().and_then(|n| n.to_str()) else { return };
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let prefix = format!(".{name}.segdist-sql-");
+    let known = Path::new("/proc/self").exists();
+    for e in entries.flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let Some((pid, _)) = file.strip_prefix(&prefix).and_then(|r| r.split_once(".tmp")) else { continue };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        if pid == std::process::id() || known {
+            if whose(pid) {
+                let _ = std::fs::remove_file(e.path());
+                if pid != std::process::id() {
+                    eprintln!("segdist-sql: removed {}, left by an earlier run that was killed", e.path().display());
+                }
+            }
+        } else {
+            eprintln!("segdist-sql: warning: {} may be left by an earlier run that was killed", e.path().display());
+        }
+    }
 }

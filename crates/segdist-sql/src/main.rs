@@ -95,13 +95,50 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match rt.block_on(run(cli)) {
-        Ok(()) => ExitCode::SUCCESS,
+    let out = match &cli.command {
+        Command::Query { out: Some(out), .. } => Some(out.clone()),
+        _ => None,
+    };
+    let result = rt.block_on(async {
+        tokio::select! {
+            r = run(cli) => r.map(|()| None),
+            signal = interrupted() => Ok(Some(signal)),
+        }
+    });
+    match result {
+        Ok(None) => ExitCode::SUCCESS,
+        // Stopped by a signal: whatever was being written goes, and the
+        // exit status is the shells' 128 + the signal.
+        Ok(Some(signal)) => {
+            if let Some(out) = &out {
+                segdist_sql::files::remove_temporaries(out, |pid| pid == std::process::id());
+            }
+            ExitCode::from(128 + signal)
+        }
         Err(e) => {
             eprintln!("segdist-sql: {e:#}");
             ExitCode::from(2)
         }
     }
+}
+
+/// The number of the first SIGINT, SIGTERM or SIGHUP to arrive (never, if
+/// they cannot be listened for, or off Unix).
+async fn interrupted() -> u8 {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let (Ok(mut int), Ok(mut term), Ok(mut hup)) =
+            (signal(SignalKind::interrupt()), signal(SignalKind::terminate()), signal(SignalKind::hangup()))
+        {
+            return tokio::select! {
+                _ = int.recv() => 2,
+                _ = term.recv() => 15,
+                _ = hup.recv() => 1,
+            };
+        }
+    }
+    std::future::pending().await
 }
 
 async fn run(cli: Cli) -> Result<()> {

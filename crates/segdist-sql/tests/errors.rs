@@ -172,3 +172,55 @@ fn an_error_after_rows_were_written_leaves_nothing() {
         "segdist_distance: argument 1 is inf",
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_or_sigterm_mid_query_leaves_nothing_and_exits_128_plus_the_signal() {
+    use std::time::{Duration, Instant};
+    for (name, signal, code) in [("out.csv", "-INT", 130), ("out.parquet", "-TERM", 143)] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join(name);
+        std::fs::write(&out, "old\n").unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_segdist-sql"))
+            .args(["query", "--out"])
+            .arg(&out)
+            .arg("SELECT value, segdist_distance(value, 1, 0, 0, 1, 0) AS d FROM generate_series(1, 1000000000)")
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait until the temporary output holds something, then interrupt.
+        let start = Instant::now();
+        let started = |d: &Path| {
+            std::fs::read_dir(d).unwrap().flatten().any(|e| {
+                e.file_name().to_string_lossy().contains(".segdist-sql-") && e.metadata().is_ok_and(|m| m.len() > 0)
+            })
+        };
+        while !started(dir.path()) {
+            assert!(start.elapsed() < Duration::from_secs(120), "{name}: no temporary output appeared");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap().success());
+        assert_eq!(child.wait().unwrap().code(), Some(code), "{name}");
+        let left: Vec<String> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        assert_eq!(left, [name], "{name}: only the old output");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n");
+    }
+}
+
+#[test]
+fn a_killed_runs_temporary_is_removed_by_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.csv");
+    // Process ids no system hands out; the second is an object store's
+    // staging file beside a temporary.
+    for stale in [".out.csv.segdist-sql-999999999.tmp", ".out.csv.segdist-sql-999999998.tmp#1"] {
+        std::fs::write(dir.path().join(stale), "half").unwrap();
+    }
+    let o = query(dir.path(), &[], "SELECT 1 AS one", Some(&out));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("left by an earlier run"));
+    let left: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(left, ["out.csv"]);
+}
