@@ -39,10 +39,14 @@ impl Format {
     }
 }
 
-/// Whether an input is longitude/latitude: GeoJSON is (RFC 7946), CSV and
-/// WKT are not unless told; `--geographic` / `--planar` override.
-pub fn is_lonlat(files: [(&Path, Option<Format>); 2], geographic: bool, planar: bool) -> bool {
-    geographic || (!planar && files.iter().any(|(p, f)| Format::of(p, *f).is_ok_and(|f| f == Format::Geojson)))
+/// Whether an input is longitude/latitude: GeoJSON is (RFC 7946), and so
+/// is a CSV whose coordinate columns are named lon/lat (`lonlat_names`);
+/// other CSV and WKT are not unless told; `--geographic` / `--planar`
+/// override.
+pub fn is_lonlat(files: [(&Path, Option<Format>); 2], lonlat_names: bool, geographic: bool, planar: bool) -> bool {
+    geographic
+        || (!planar
+            && (lonlat_names || files.iter().any(|(p, f)| Format::of(p, *f).is_ok_and(|f| f == Format::Geojson))))
 }
 
 /// Checks that every point of a chunk has a latitude in [-90, 90].
@@ -67,12 +71,15 @@ pub struct InputOpts {
     /// the id).
     #[arg(long, value_name = "NAME", default_value = "id")]
     pub id_column: String,
-    /// CSV column holding x (or longitude).
-    #[arg(long, value_name = "NAME", default_value = "x")]
-    pub x_column: String,
-    /// CSV column holding y (or latitude).
-    #[arg(long, value_name = "NAME", default_value = "y")]
-    pub y_column: String,
+    /// CSV column holding x (or longitude). Default: found by name, the
+    /// first pair present of x/y, lon/lat, lng/lat, long/lat,
+    /// longitude/latitude, easting/northing (any case); lon/lat names
+    /// make the run geographic.
+    #[arg(long, value_name = "NAME")]
+    pub x_column: Option<String>,
+    /// CSV column holding y (or latitude). Default: found by name, as x.
+    #[arg(long, value_name = "NAME")]
+    pub y_column: Option<String>,
     /// CSV column holding z (used when present in both files).
     #[arg(long, value_name = "NAME", default_value = "z")]
     pub z_column: String,
@@ -86,8 +93,21 @@ pub struct InputOpts {
     pub delimiter: Option<char>,
 }
 
+/// The x/y column names looked for when none are given, in order, and
+/// whether each pair is longitude/latitude.
+const XY_NAMES: [(&str, &str, bool); 6] = [
+    ("x", "y", false),
+    ("lon", "lat", true),
+    ("lng", "lat", true),
+    ("long", "lat", true),
+    ("longitude", "latitude", true),
+    ("easting", "northing", false),
+];
+
 /// Line features, flattened: vertex runs per part, part runs per feature.
 pub struct Lines {
+    /// The coordinates came from CSV columns named as longitude/latitude.
+    pub lonlat_names: bool,
     pub ids: Vec<String>,
     pub vertices: Vec<[f64; 3]>,
     /// First vertex of every part, then the number of vertices.
@@ -100,7 +120,14 @@ pub struct Lines {
 
 impl Lines {
     fn new() -> Lines {
-        Lines { ids: Vec::new(), vertices: Vec::new(), part_start: vec![0], feature_start: vec![0], has_z: true }
+        Lines {
+            lonlat_names: false,
+            ids: Vec::new(),
+            vertices: Vec::new(),
+            part_start: vec![0],
+            feature_start: vec![0],
+            has_z: true,
+        }
     }
 
     /// Adds a feature of `parts`, each a list of positions; `place` names
@@ -199,26 +226,55 @@ struct CsvCols {
     id: Option<usize>,
     xyz: [usize; 3],
     has_z: bool,
+    /// x and y are named as longitude and latitude.
+    lonlat: bool,
 }
 
 impl CsvCols {
+    /// Finds the columns: id and z by their names (`--id-column`,
+    /// `--z-column`); x and y by `--x-column` / `--y-column`, else the
+    /// first pair of [`XY_NAMES`] present, compared without case or
+    /// surrounding spaces.
     fn find(header: &csv::StringRecord, opts: &InputOpts, name: &str, need_id: bool) -> Result<CsvCols> {
         let pos = |c: &str| header.iter().position(|h| h.trim() == c);
+        let pos_any_case = |c: &str| header.iter().position(|h| h.trim().eq_ignore_ascii_case(c));
         let id = pos(&opts.id_column);
         if need_id && id.is_none() {
             bail!("{name}: line 1: no column {:?} (lines need an id column; say --id-column)", opts.id_column);
         }
-        let missing: Vec<&str> =
-            [&opts.x_column, &opts.y_column].into_iter().filter(|c| pos(c).is_none()).map(String::as_str).collect();
-        if !missing.is_empty() {
-            bail!("{name}: line 1: missing column(s) {} (say --x-column and --y-column)", missing.join(", "));
-        }
+        let (x, y, lonlat) = match (&opts.x_column, &opts.y_column) {
+            (None, None) => {
+                let found = XY_NAMES.iter().find_map(|&(x, y, ll)| Some((pos_any_case(x)?, pos_any_case(y)?, ll)));
+                found.ok_or_else(|| {
+                    // Half a pair present: name the other half.
+                    let half = XY_NAMES.iter().find_map(|&(x, y, _)| match (pos_any_case(x), pos_any_case(y)) {
+                        (Some(_), None) => Some(y),
+                        (None, Some(_)) => Some(x),
+                        _ => None,
+                    });
+                    let pairs: Vec<String> = XY_NAMES.iter().map(|(x, y, _)| format!("{x}/{y}")).collect();
+                    match half {
+                        Some(c) => anyhow!("{name}: line 1: missing column(s) {c} (say --x-column and --y-column)"),
+                        None => anyhow!(
+                            "{name}: line 1: no coordinate columns: none of {} (say --x-column and --y-column)",
+                            pairs.join(", ")
+                        ),
+                    }
+                })?
+            }
+            (xc, yc) => {
+                let (xc, yc) = (xc.as_deref().unwrap_or("x"), yc.as_deref().unwrap_or("y"));
+                let missing: Vec<&str> = [xc, yc].into_iter().filter(|c| pos(c).is_none()).collect();
+                if !missing.is_empty() {
+                    bail!("{name}: line 1: missing column(s) {} (say --x-column and --y-column)", missing.join(", "));
+                }
+                let named = |c: &str, names: &[&str]| names.iter().any(|n| c.trim().eq_ignore_ascii_case(n));
+                let lonlat = named(xc, &["lon", "lng", "long", "longitude"]) && named(yc, &["lat", "latitude"]);
+                (pos(xc).expect("checked"), pos(yc).expect("checked"), lonlat)
+            }
+        };
         let z = pos(&opts.z_column);
-        Ok(CsvCols {
-            id,
-            xyz: [pos(&opts.x_column).expect("checked"), pos(&opts.y_column).expect("checked"), z.unwrap_or(0)],
-            has_z: z.is_some(),
-        })
+        Ok(CsvCols { id, xyz: [x, y, z.unwrap_or(0)], has_z: z.is_some(), lonlat })
     }
 
     /// The point of a row, checked.
@@ -265,6 +321,7 @@ pub fn read_lines(path: &Path, opts: &InputOpts) -> Result<Lines> {
         Format::Csv => {
             let (mut rdr, header) = csv_reader(&name, r, opts.delimiter)?;
             let cols = CsvCols::find(&header, opts, &name, true)?;
+            lines.lonlat_names = cols.lonlat;
             let mut current: Option<String> = None;
             let mut run: Vec<Vec<f64>> = Vec::new();
             let mut first_line = 0;
@@ -450,6 +507,11 @@ impl PointReader {
             }
         };
         Ok(PointReader { name, len, kind })
+    }
+
+    /// The coordinates come from CSV columns named as longitude/latitude.
+    pub fn lonlat_names(&self) -> bool {
+        matches!(&self.kind, Kind::Csv { cols, .. } if cols.lonlat)
     }
 
     /// Whether the points carry z: a z column in a CSV; otherwise unknown

@@ -76,7 +76,8 @@ pub fn run(args: &LocateArgs) -> Result<()> {
     points.next_chunk(1 << 16, &mut chunk)?;
     let three_d = lines.has_z && points.declares_z().unwrap_or_else(|| chunk.iter().all(|p| p.has_z));
     let files = [(args.line.as_path(), args.input.lines_format), (args.points.as_path(), args.input.points_format)];
-    let geographic = crate::geom::is_lonlat(files, args.geographic, args.planar);
+    let geographic =
+        crate::geom::is_lonlat(files, lines.lonlat_names || points.lonlat_names(), args.geographic, args.planar);
     eprintln!(
         "segdist: {}",
         if geographic {

@@ -56,7 +56,7 @@ pub fn run(args: &PlotArgs) -> Result<()> {
         all.append(&mut chunk);
     }
     let files = [(args.lines.as_path(), args.input.lines_format), (args.points.as_path(), args.input.points_format)];
-    let lonlat = crate::geom::is_lonlat(files, false, false);
+    let lonlat = crate::geom::is_lonlat(files, lines.lonlat_names || reader.lonlat_names(), false, false);
     let svg = picture(&lines, &all, args.max_points, args.max_distance.unwrap_or(f64::INFINITY), None, lonlat)?;
     let mut out = Output::open(args.out.as_deref())?;
     out.write_all(svg.as_bytes())?;

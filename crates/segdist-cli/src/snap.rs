@@ -128,7 +128,8 @@ pub fn run(args: &SnapArgs) -> Result<()> {
         eprintln!("segdist: note: only one of the files has z; computing in 2D");
     }
     let files = [(args.lines.as_path(), args.input.lines_format), (args.points.as_path(), args.input.points_format)];
-    let geographic = crate::geom::is_lonlat(files, args.geographic, args.planar);
+    let geographic =
+        crate::geom::is_lonlat(files, lines.lonlat_names || points.lonlat_names(), args.geographic, args.planar);
     if !args.quiet {
         eprintln!(
             "segdist: {}",
