@@ -145,9 +145,15 @@ class Cluster:
         return self
 
     def __exit__(self, *a):
+        # SIGTERM: an executor removes its work folder (shuffles, results).
         for p in self.procs:
-            p.kill()
-            p.wait()
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
 
 
 def sql(tables, query, out):

@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{anyhow, Context as _, Result};
@@ -80,6 +81,12 @@ pub struct ExecutorOptions {
     pub advertise: Option<String>,
     /// Tasks at a time (default: the number of cores).
     pub concurrent_tasks: usize,
+    /// Where the executor keeps its shuffle and result files. `None`: a new
+    /// folder `segdist-executor-*` in the system's temporary folder, which
+    /// [`executor`] removes when it ends or its future is dropped (the
+    /// `segdist-sql executor` process, on SIGINT, SIGTERM or SIGHUP). A
+    /// folder given here is left in place.
+    pub work_dir: Option<PathBuf>,
 }
 
 /// Runs an executor until the process ends.
@@ -96,6 +103,7 @@ pub struct ExecutorOptions {
 ///     grpc_port: None,
 ///     advertise: Some("w1".into()),
 ///     concurrent_tasks: 0,
+///     work_dir: None,
 /// })
 /// .await
 /// # }
@@ -108,7 +116,15 @@ pub async fn executor(o: ExecutorOptions) -> Result<()> {
     for f in crate::functions::all() {
         registry.scalar_functions.insert(f.name().to_string(), f);
     }
+    // Ballista's own default folder is never removed: every job's final
+    // output would stay behind when the executor stops.
+    let own_dir = match &o.work_dir {
+        Some(_) => None,
+        None => Some(tempfile::Builder::new().prefix("segdist-executor-").tempdir().context("executor work folder")?),
+    };
+    let work_dir = o.work_dir.as_deref().or(own_dir.as_ref().map(|d| d.path())).map(|p| p.display().to_string());
     let config = ExecutorProcessConfig {
+        work_dir,
         bind_host: o.bind.ip().to_string(),
         external_host: Some(o.advertise.clone().unwrap_or_else(|| o.bind.ip().to_string())),
         port: o.bind.port(),
@@ -124,7 +140,9 @@ pub async fn executor(o: ExecutorOptions) -> Result<()> {
         override_config_producer: Some(Arc::new(config_producer)),
         ..Default::default()
     };
-    start_executor_process(Arc::new(config)).await.map_err(|e| anyhow!("executor on {}: {e}", o.bind))
+    let served = start_executor_process(Arc::new(config)).await.map_err(|e| anyhow!("executor on {}: {e}", o.bind));
+    drop(own_dir);
+    served
 }
 
 /// A client session on the scheduler at `host:port`, with segdist's

@@ -83,11 +83,16 @@ enum Command {
         /// Tasks at a time (default: the number of cores).
         #[arg(long, value_name = "N", default_value_t = 0)]
         concurrent_tasks: usize,
+        /// Keep shuffle and result files here, and leave them (default: a
+        /// new folder in the temporary folder, removed when the executor
+        /// stops on SIGINT, SIGTERM or SIGHUP).
+        #[arg(long, value_name = "DIR")]
+        work_dir: Option<PathBuf>,
     },
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -99,12 +104,32 @@ fn main() -> ExitCode {
         Command::Query { out: Some(out), .. } => Some(out.clone()),
         _ => None,
     };
+    // An executor's own work folder outlives the runtime, so that no task
+    // still writing can put a file back after it is removed.
+    let work_dir = match &mut cli.command {
+        Command::Executor { work_dir: dir @ None, .. } => {
+            match tempfile::Builder::new().prefix("segdist-executor-").tempdir() {
+                Ok(d) => {
+                    *dir = Some(d.path().to_path_buf());
+                    Some(d)
+                }
+                Err(e) => {
+                    eprintln!("segdist-sql: cannot make the executor's work folder: {e}");
+                    return ExitCode::from(1);
+                }
+            }
+        }
+        _ => None,
+    };
     let result = rt.block_on(async {
         tokio::select! {
             r = run(cli) => r.map(|()| None),
             signal = interrupted() => Ok(Some(signal)),
         }
     });
+    // Tasks that do not stop at once (a write under way) get a moment.
+    rt.shutdown_timeout(std::time::Duration::from_secs(5));
+    drop(work_dir);
     match result {
         Ok(None) => ExitCode::SUCCESS,
         // Stopped by a signal: whatever was being written goes, and the
@@ -183,9 +208,16 @@ async fn run(cli: Cli) -> Result<()> {
             eprintln!("segdist-sql: scheduler listening on {bind}");
             segdist_sql::cluster::scheduler(bind, min_executors).await
         }
-        Command::Executor { scheduler, bind, grpc_port, advertise, concurrent_tasks } => {
+        Command::Executor { scheduler, bind, grpc_port, advertise, concurrent_tasks, work_dir } => {
             eprintln!("segdist-sql: executor on {bind}, serving the scheduler at {scheduler}");
-            let o = segdist_sql::cluster::ExecutorOptions { scheduler, bind, grpc_port, advertise, concurrent_tasks };
+            let o = segdist_sql::cluster::ExecutorOptions {
+                scheduler,
+                bind,
+                grpc_port,
+                advertise,
+                concurrent_tasks,
+                work_dir,
+            };
             segdist_sql::cluster::executor(o).await
         }
     }

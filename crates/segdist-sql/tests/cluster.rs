@@ -14,13 +14,31 @@ use std::time::{Duration, Instant};
 
 use common::{assert_same, batch_rows, csv_rows, golden, helsinki};
 
-/// A child process, killed when dropped (a failed test leaves none behind).
+/// A child process, stopped when dropped (a failed test leaves none
+/// behind): SIGTERM, as a service manager would, then SIGKILL after 20 s.
 struct Proc(Child);
+
+impl Proc {
+    fn stop(&mut self) {
+        if let Ok(Some(_)) = self.0.try_wait() {
+            return; // stopped already (and its pid perhaps another's now)
+        }
+        let _ = Command::new("kill").args(["-TERM", &self.0.id().to_string()]).status();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(20) {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
 
 impl Drop for Proc {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        self.stop();
     }
 }
 
@@ -77,6 +95,9 @@ fn segdist_snap_on_a_scheduler_and_two_executors_equals_the_embedded_answer() {
             .spawn()
             .unwrap(),
     );
+    // The executors' temporary folder: what they leave there is checked.
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
     let mut executors = Vec::new();
     for _ in 0..2 {
         let (flight, grpc) = (free_port(), free_port());
@@ -86,6 +107,7 @@ fn segdist_snap_on_a_scheduler_and_two_executors_equals_the_embedded_answer() {
                 .args(["--bind", &format!("127.0.0.1:{flight}"), "--grpc-port", &grpc.to_string()])
                 // One task at a time each: the 8 partitions must be shared.
                 .args(["--concurrent-tasks", "1"])
+                .env("TMPDIR", &tmp)
                 .stderr(Stdio::null())
                 .spawn()
                 .unwrap(),
@@ -139,4 +161,15 @@ fn segdist_snap_on_a_scheduler_and_two_executors_equals_the_embedded_answer() {
     .unwrap();
     let batches: Vec<_> = reader.map(Result::unwrap).collect();
     assert_same(&batch_rows(&batches), &golden("helsinki_geographic.csv"));
+
+    // The executors kept the jobs' results in their work folders; stopped,
+    // they leave nothing behind.
+    let left = |tmp: &Path| std::fs::read_dir(tmp).unwrap().map(|e| e.unwrap().file_name()).collect::<Vec<_>>();
+    let work = left(&tmp);
+    assert_eq!(work.len(), 2, "one work folder each: {work:?}");
+    assert!(work.iter().all(|w| w.to_string_lossy().starts_with("segdist-executor-")), "{work:?}");
+    for mut e in executors {
+        e.stop();
+    }
+    assert_eq!(left(&tmp), Vec::<std::ffi::OsString>::new(), "left behind by the executors");
 }
