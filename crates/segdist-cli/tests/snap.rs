@@ -159,10 +159,10 @@ fn golden_locate() {
     assert!(e.contains("line \"multi\" has 2 parts; locate needs a LineString"), "{e}");
 }
 
-fn temp(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("segdist-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
+/// `text` written to `name` in `dir` (a test's own temporary folder, removed
+/// when the test ends).
+fn temp(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
+    let p = dir.path().join(name);
     std::fs::write(&p, text).unwrap();
     p
 }
@@ -198,8 +198,9 @@ fn bad_input_names_the_place_and_leaves_no_output() {
             "line_as_point.geojson: feature 0: a LineString where points are expected",
         ),
     ];
+    let dir = tempfile::tempdir().unwrap();
     for (name, text, as_points, want) in cases {
-        let p = temp(name, text);
+        let p = temp(&dir, name, text);
         let out = p.with_extension("out.csv");
         let p = p.to_str().unwrap();
         let o = out.to_str().unwrap();
@@ -212,8 +213,8 @@ fn bad_input_names_the_place_and_leaves_no_output() {
         assert!(e.contains(want), "{name}: {e}");
         assert_eq!(e.lines().count(), 1, "{e}");
         assert!(!out.exists(), "{name}: output left behind");
-        let dir = out.parent().unwrap();
-        let left: Vec<_> = std::fs::read_dir(dir)
+        let folder = out.parent().unwrap();
+        let left: Vec<_> = std::fs::read_dir(folder)
             .unwrap()
             .filter_map(|e| e.ok())
             .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
@@ -262,7 +263,8 @@ fn snap_agrees_with_brute_force() {
     for p in &points {
         let _ = writeln!(csv, "{:?},{:?}", p[0], p[1]);
     }
-    let (lp, pp) = (temp("e2e_lines.wkt", &wkt), temp("e2e_points.csv", &csv));
+    let dir = tempfile::tempdir().unwrap();
+    let (lp, pp) = (temp(&dir, "e2e_lines.wkt", &wkt), temp(&dir, "e2e_points.csv", &csv));
     let text = ok(&segdist(&["snap", "--points", pp.to_str().unwrap(), "--lines", lp.to_str().unwrap()]));
     let rows: Vec<&str> = text.lines().skip(1).collect();
     assert_eq!(rows.len(), points.len());
@@ -330,7 +332,8 @@ fn many_points(n: usize, bad_at: Option<usize>) -> String {
 
 #[test]
 fn a_bad_row_in_a_later_chunk_still_leaves_no_output() {
-    let p = temp("late_bad.csv", &many_points(300_000, Some(250_000)));
+    let dir = tempfile::tempdir().unwrap();
+    let p = temp(&dir, "late_bad.csv", &many_points(300_000, Some(250_000)));
     let out = p.with_extension("out.csv");
     let e = err(&segdist(&[
         "snap",
@@ -347,7 +350,8 @@ fn a_bad_row_in_a_later_chunk_still_leaves_no_output() {
 
 #[test]
 fn a_closed_pipe_ends_the_run_quietly() {
-    let p = temp("pipe.csv", &many_points(300_000, None));
+    let dir = tempfile::tempdir().unwrap();
+    let p = temp(&dir, "pipe.csv", &many_points(300_000, None));
     let mut child = Command::new(env!("CARGO_BIN_EXE_segdist"))
         .args(["snap", "--quiet", "--points", p.to_str().unwrap(), "--lines", "lines.geojson"])
         .current_dir(root().join("crates/segdist-cli/tests/data"))
