@@ -20,6 +20,7 @@
 mod batch;
 mod collide;
 mod geo;
+mod mapmatch;
 mod nearest;
 mod peers;
 mod report;
@@ -55,12 +56,17 @@ fn main() {
         known = true;
     }
     // Not in the default set: minutes, and gigabytes.
+    // Not in the default set: the map-matching accuracy and speed.
+    if what.contains(&"match") {
+        mapmatch::run(quick);
+        known = true;
+    }
     if what.contains(&"nearest-scale") {
         nearest::run_scale(quick);
         known = true;
     }
     if !known {
-        eprintln!("usage: segdist-bench [scalar] [batch] [nearest] [geo] [collide] [nearest-scale] [--quick]");
+        eprintln!("usage: segdist-bench [scalar] [batch] [nearest] [geo] [collide] [nearest-scale] [match] [--quick]");
         std::process::exit(2);
     }
 }

@@ -1,0 +1,114 @@
+//! Map matching on the Helsinki roads: simulated traces with known truth
+//! (`segdist_match::simulate`), matched by segdist-match and by
+//! nearest-road snapping; the share of fixes put on the true line and the
+//! fixes per second, per noise level and interval between fixes.
+//!
+//! `match-data DIR` writes the same traces and roads for the peers' script
+//! (`crates/segdist-match/bench/bench.py`, which runs FMM on them).
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use rayon::prelude::*;
+use segdist_match::simulate::{simulate, SimFix, SimOptions};
+use segdist_match::{Direction, Fix, GraphBuilder, MatchOptions, Matcher, RoadGraph, Space};
+
+/// The Helsinki roads a car drives (the file's footways, steps, cycleways,
+/// platforms and paths left out: central Helsinki maps most sidewalks as
+/// footways a few metres beside the street): lines, one-way directions,
+/// and a simulated car's speed on each (m/s).
+pub fn helsinki() -> (Vec<Vec<[f64; 2]>>, Vec<Direction>, Vec<f64>) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/helsinki/roads.geojson");
+    let text = std::fs::read_to_string(path).expect("../shared/data/helsinki/roads.geojson");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("GeoJSON");
+    let (mut lines, mut dirs, mut speeds) = (Vec::new(), Vec::new(), Vec::new());
+    for f in v["features"].as_array().expect("features") {
+        let c = f["geometry"]["coordinates"].as_array().expect("a LineString");
+        let kmh = match f["properties"]["highway"].as_str().unwrap_or("") {
+            "primary" | "primary_link" => 50.0,
+            "secondary" => 40.0,
+            "tertiary" | "tertiary_link" => 35.0,
+            "unclassified" | "residential" => 30.0,
+            "service" => 15.0,
+            _ => continue,
+        };
+        lines.push(c.iter().map(|p| [p[0].as_f64().unwrap(), p[1].as_f64().unwrap()]).collect());
+        dirs.push(Direction::from_oneway(f["properties"]["oneway"].as_str().unwrap_or("")));
+        speeds.push(kmh / 3.6);
+    }
+    (lines, dirs, speeds)
+}
+
+pub fn graph(lines: &[Vec<[f64; 2]>], dirs: &[Direction]) -> RoadGraph {
+    let mut b = GraphBuilder::new(Space::Geographic);
+    for (l, d) in lines.iter().zip(dirs) {
+        b.push_line(vec![l.clone()], *d);
+    }
+    b.build().expect("the Helsinki roads")
+}
+
+/// (share of fixes on the true line, seconds) for the matcher.
+fn run_matcher(m: &Matcher, traces: &[Vec<SimFix>]) -> (f64, f64) {
+    let t = Instant::now();
+    let results: Vec<Vec<Option<usize>>> = traces
+        .par_iter()
+        .map(|tr| {
+            let fixes: Vec<Fix> = tr.iter().map(|f| f.fix).collect();
+            let r = m.match_trace(&fixes, false).expect("times in order");
+            r.fixes.iter().map(|f| f.candidate.map(|c| c.line)).collect()
+        })
+        .collect();
+    let secs = t.elapsed().as_secs_f64();
+    (share(traces, &results), secs)
+}
+
+fn share(traces: &[Vec<SimFix>], results: &[Vec<Option<usize>>]) -> f64 {
+    let (mut right, mut all) = (0usize, 0usize);
+    for (tr, r) in traces.iter().zip(results) {
+        for (f, m) in tr.iter().zip(r) {
+            all += 1;
+            right += usize::from(*m == Some(f.line));
+        }
+    }
+    right as f64 / all.max(1) as f64
+}
+
+pub fn run(quick: bool) {
+    let (lines, dirs, speeds) = helsinki();
+    let t = Instant::now();
+    let g = graph(&lines, &dirs);
+    let build = t.elapsed().as_secs_f64();
+    eprintln!("graph: {} nodes, {} arcs, built in {build:.3} s", g.nodes(), g.arcs());
+    let index = segdist_geo::GeoIndex::from_polylines(&lines).expect("lon/lat");
+    let n = if quick { 20 } else { 200 };
+    let mut md = String::from(
+        "| noise | interval | segdist-match | nearest road | segdist-match fixes/s |\n|---:|---:|---:|---:|---:|\n",
+    );
+    for noise in [5.0, 10.0, 20.0] {
+        for interval in [1.0, 5.0, 30.0] {
+            let o = SimOptions { interval, noise, legs: 3, seed: 1 };
+            let traces = simulate(&g, &speeds, n, &o);
+            let fixes: usize = traces.iter().map(Vec::len).sum();
+            let opts = MatchOptions { sigma: noise, radius: (4.0 * noise).max(50.0), ..MatchOptions::default() };
+            let m = Matcher::new(&g, opts).expect("options");
+            let (acc, secs) = run_matcher(&m, &traces);
+            let nearest: Vec<Vec<Option<usize>>> = traces
+                .par_iter()
+                .map(|tr| tr.iter().map(|f| index.nearest(f.fix.point).map(|h| h.feature)).collect())
+                .collect();
+            let near = share(&traces, &nearest);
+            println!(
+                "{{\"workload\":\"match helsinki\",\"noise_m\":{noise},\"interval_s\":{interval},\"fixes\":{fixes},\"segdist_match\":{acc:.4},\"nearest\":{near:.4},\"fixes_per_s\":{:.0}}}",
+                fixes as f64 / secs
+            );
+            let _ = writeln!(
+                md,
+                "| {noise} m | {interval} s | {:.1} % | {:.1} % | {:.2} M |",
+                100.0 * acc,
+                100.0 * near,
+                fixes as f64 / secs / 1e6
+            );
+        }
+    }
+    eprint!("{md}");
+}

@@ -1,0 +1,528 @@
+//! The road graph: lines cut at their junctions into pieces, each piece one
+//! or two directed arcs between nodes, and the exact segment index that
+//! finds a fix's candidate positions on them.
+//!
+//! A node is a coordinate where lines meet. Every part's two ends are
+//! nodes. With [`Junctions::SharedVertices`] (the default) an interior
+//! vertex is a node too when the same coordinates, bit for bit, occur at
+//! another vertex (of another line, or elsewhere on the same one): the way
+//! OpenStreetMap data says two ways meet, while a bridge over a road shares
+//! no vertex with it. With [`Junctions::Ends`] only ends are nodes.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use segdist_geo::{geodesic, GeoIndex};
+use segdist_index::{Index, IndexBuilder};
+
+/// How coordinates are measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Space {
+    /// x/y in one unit (metres, for the defaults to make sense), Euclidean.
+    Planar,
+    /// Longitude/latitude in degrees; metres on the WGS84 ellipsoid.
+    Geographic,
+}
+
+/// Which ways a line may be driven, relative to its vertex order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Direction {
+    /// Both ways.
+    #[default]
+    Both,
+    /// From the first vertex to the last only.
+    Forward,
+    /// From the last vertex to the first only.
+    Backward,
+}
+
+impl Direction {
+    /// OpenStreetMap's `oneway` tag: `yes`, `true` and `1` are
+    /// [`Forward`](Direction::Forward), `-1` and `reverse` are
+    /// [`Backward`](Direction::Backward), anything else (`no`, empty, absent)
+    /// is [`Both`](Direction::Both). Case and surrounding blanks are ignored.
+    ///
+    /// ```
+    /// use segdist_match::Direction;
+    /// assert_eq!(Direction::from_oneway("yes"), Direction::Forward);
+    /// assert_eq!(Direction::from_oneway(" -1"), Direction::Backward);
+    /// assert_eq!(Direction::from_oneway("no"), Direction::Both);
+    /// ```
+    #[must_use]
+    pub fn from_oneway(value: &str) -> Direction {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "yes" | "true" | "1" => Direction::Forward,
+            "-1" | "reverse" => Direction::Backward,
+            _ => Direction::Both,
+        }
+    }
+}
+
+/// Which vertices are nodes (see the module's documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Junctions {
+    /// Ends, and interior vertices whose coordinates occur elsewhere too.
+    #[default]
+    SharedVertices,
+    /// Ends only.
+    Ends,
+}
+
+/// Why a graph could not be built.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GraphError {
+    /// A part with fewer than two vertices.
+    ShortPart { line: usize, part: usize },
+    /// A vertex that is not finite, or not a longitude/latitude in a
+    /// geographic graph.
+    BadVertex { line: usize, part: usize, vertex: usize },
+}
+
+impl fmt::Display for GraphError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GraphError::ShortPart { line, part } => {
+                write!(f, "line {line}, part {part}: fewer than two vertices")
+            }
+            GraphError::BadVertex { line, part, vertex } => {
+                write!(f, "line {line}, part {part}, vertex {vertex}: not a finite coordinate (or not lon/lat)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for GraphError {}
+
+/// A stretch of one line part between two nodes, with no node inside.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Piece {
+    pub(crate) line: u32,
+    /// Global vertex range `v0..=v1`.
+    pub(crate) v0: u32,
+    pub(crate) v1: u32,
+    pub(crate) from: u32,
+    pub(crate) to: u32,
+    pub(crate) len: f64,
+}
+
+/// The candidate search: planar or geodesic.
+enum Search {
+    Planar(Index<2>),
+    Geographic(GeoIndex),
+}
+
+/// A fix's position on a line: where the index put it, and on which piece.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Candidate {
+    /// The line (push order).
+    pub line: usize,
+    /// The part within the line.
+    pub part: usize,
+    /// The segment within the part.
+    pub segment: usize,
+    /// Where on the segment, in `[0, 1]`.
+    pub t: f64,
+    /// The closest point.
+    pub point: [f64; 2],
+    /// The fix's distance to it (metres when geographic).
+    pub distance: f64,
+    /// The distance along the part from its first vertex.
+    pub along: f64,
+    pub(crate) piece: u32,
+    /// The distance along the piece from its first vertex.
+    pub(crate) offset: f64,
+}
+
+/// Lines to build a [`RoadGraph`] from.
+///
+/// ```
+/// use segdist_match::{Direction, GraphBuilder, Space};
+/// let mut b = GraphBuilder::new(Space::Planar);
+/// b.push_line(vec![vec![[0.0, 0.0], [100.0, 0.0], [200.0, 0.0]]], Direction::Both);
+/// b.push_line(vec![vec![[100.0, 0.0], [100.0, 100.0]]], Direction::Forward);
+/// let g = b.build()?;
+/// // The T junction at (100, 0) is an interior vertex of line 0 shared with
+/// // line 1's end: 4 nodes, 3 pieces, 5 arcs.
+/// assert_eq!((g.nodes(), g.pieces(), g.arcs()), (4, 3, 5));
+/// # Ok::<(), segdist_match::GraphError>(())
+/// ```
+pub struct GraphBuilder {
+    space: Space,
+    junctions: Junctions,
+    lines: Vec<(Vec<Vec<[f64; 2]>>, Direction)>,
+}
+
+impl GraphBuilder {
+    /// An empty builder for coordinates in `space`, with
+    /// [`Junctions::SharedVertices`].
+    #[must_use]
+    pub fn new(space: Space) -> Self {
+        GraphBuilder { space, junctions: Junctions::default(), lines: Vec::new() }
+    }
+
+    /// Which vertices are nodes.
+    #[must_use]
+    pub fn junctions(mut self, junctions: Junctions) -> Self {
+        self.junctions = junctions;
+        self
+    }
+
+    /// Adds a line of one or more parts; returns its id (push order).
+    pub fn push_line(&mut self, parts: Vec<Vec<[f64; 2]>>, direction: Direction) -> usize {
+        self.lines.push((parts, direction));
+        self.lines.len() - 1
+    }
+
+    /// The graph and its index.
+    ///
+    /// # Errors
+    /// A part of fewer than two vertices, or a vertex that is not finite
+    /// (or not a longitude/latitude when geographic).
+    pub fn build(self) -> Result<RoadGraph, GraphError> {
+        RoadGraph::build(self)
+    }
+}
+
+/// A road network: nodes, directed arcs, and the index over its segments.
+/// Built by [`GraphBuilder`].
+pub struct RoadGraph {
+    pub(crate) space: Space,
+    pub(crate) vertices: Vec<[f64; 2]>,
+    /// Distance from the part's first vertex, per vertex.
+    pub(crate) cum: Vec<f64>,
+    /// First vertex of every part, then the number of vertices.
+    pub(crate) part_start: Vec<usize>,
+    /// First part of every line, then the number of parts.
+    pub(crate) line_start: Vec<usize>,
+    /// First piece of every part, then the number of pieces.
+    pub(crate) part_pieces: Vec<u32>,
+    pub(crate) pieces: Vec<Piece>,
+    /// Arc `2p` drives piece `p` forward, `2p + 1` backward; whether each
+    /// may be driven.
+    pub(crate) open: Vec<bool>,
+    /// Outgoing open arcs of every node (CSR).
+    pub(crate) out_start: Vec<u32>,
+    pub(crate) out_arcs: Vec<u32>,
+    search: Search,
+}
+
+/// Bit-exact coordinates, for finding shared vertices.
+fn key(p: [f64; 2]) -> (u64, u64) {
+    // +0.0 and -0.0 are the same place.
+    ((p[0] + 0.0).to_bits(), (p[1] + 0.0).to_bits())
+}
+
+impl RoadGraph {
+    fn build(b: GraphBuilder) -> Result<RoadGraph, GraphError> {
+        let geographic = b.space == Space::Geographic;
+        let (mut vertices, mut part_start, mut line_start) = (Vec::new(), Vec::new(), Vec::new());
+        for (l, (parts, _)) in b.lines.iter().enumerate() {
+            line_start.push(part_start.len());
+            for (k, part) in parts.iter().enumerate() {
+                if part.len() < 2 {
+                    return Err(GraphError::ShortPart { line: l, part: k });
+                }
+                if let Some(v) = part
+                    .iter()
+                    .position(|p| !p[0].is_finite() || !p[1].is_finite() || (geographic && p[1].abs() > 90.0))
+                {
+                    return Err(GraphError::BadVertex { line: l, part: k, vertex: v });
+                }
+                part_start.push(vertices.len());
+                vertices.extend_from_slice(part);
+            }
+        }
+        part_start.push(vertices.len());
+        line_start.push(part_start.len() - 1);
+
+        // Lengths along each part.
+        let mut cum = vec![0.0; vertices.len()];
+        for q in 0..part_start.len() - 1 {
+            let (s, e) = (part_start[q], part_start[q + 1]);
+            for v in s + 1..e {
+                cum[v] = cum[v - 1] + seg_len(b.space, vertices[v - 1], vertices[v]);
+            }
+        }
+
+        // How often each coordinate occurs (a vertex repeating its
+        // predecessor counts once).
+        let mut seen: HashMap<(u64, u64), u32> = HashMap::new();
+        if b.junctions == Junctions::SharedVertices {
+            for q in 0..part_start.len() - 1 {
+                for v in part_start[q]..part_start[q + 1] {
+                    if v > part_start[q] && key(vertices[v]) == key(vertices[v - 1]) {
+                        continue;
+                    }
+                    *seen.entry(key(vertices[v])).or_insert(0) += 1;
+                }
+            }
+        }
+        let mut node_of: HashMap<(u64, u64), u32> = HashMap::new();
+        let mut node = |p: [f64; 2]| {
+            let n = node_of.len() as u32;
+            *node_of.entry(key(p)).or_insert(n)
+        };
+
+        let mut pieces = Vec::new();
+        let mut part_pieces = Vec::with_capacity(part_start.len());
+        let mut open = Vec::new();
+        for (l, (parts, direction)) in b.lines.iter().enumerate() {
+            for k in 0..parts.len() {
+                let q = line_start[l] + k;
+                part_pieces.push(pieces.len() as u32);
+                let (s, e) = (part_start[q], part_start[q + 1] - 1);
+                let mut v0 = s;
+                for v in s + 1..=e {
+                    let junction = v == e || seen.get(&key(vertices[v])).is_some_and(|&c| c > 1);
+                    if !junction {
+                        continue;
+                    }
+                    pieces.push(Piece {
+                        line: l as u32,
+                        v0: v0 as u32,
+                        v1: v as u32,
+                        from: node(vertices[v0]),
+                        to: node(vertices[v]),
+                        len: cum[v] - cum[v0],
+                    });
+                    open.push(*direction != Direction::Backward);
+                    open.push(*direction != Direction::Forward);
+                    v0 = v;
+                }
+            }
+        }
+        part_pieces.push(pieces.len() as u32);
+
+        let nodes = node_of.len();
+        let mut out_start = vec![0u32; nodes + 1];
+        let tail = |a: usize| if a.is_multiple_of(2) { pieces[a / 2].from } else { pieces[a / 2].to };
+        for (a, _) in open.iter().enumerate().filter(|(_, o)| **o) {
+            out_start[tail(a) as usize + 1] += 1;
+        }
+        for n in 0..nodes {
+            out_start[n + 1] += out_start[n];
+        }
+        let mut fill = out_start.clone();
+        let mut out_arcs = vec![0u32; out_start[nodes] as usize];
+        for (a, _) in open.iter().enumerate().filter(|(_, o)| **o) {
+            let t = tail(a) as usize;
+            out_arcs[fill[t] as usize] = a as u32;
+            fill[t] += 1;
+        }
+
+        let features = (0..b.lines.len()).map(|l| &b.lines[l].0[..]);
+        let search = match b.space {
+            Space::Planar => {
+                let mut ib = IndexBuilder::<2>::with_capacity(vertices.len(), part_start.len());
+                for parts in features {
+                    ib.push_multi_polyline(parts.iter().map(|p| &p[..]));
+                }
+                // Every part has two vertices or more, all finite: checked.
+                Search::Planar(ib.build().expect("parts checked above"))
+            }
+            Space::Geographic => Search::Geographic(GeoIndex::from_multi_polylines(features).expect("checked above")),
+        };
+        Ok(RoadGraph {
+            space: b.space,
+            vertices,
+            cum,
+            part_start,
+            line_start,
+            part_pieces,
+            pieces,
+            open,
+            out_start,
+            out_arcs,
+            search,
+        })
+    }
+
+    /// The number of nodes.
+    ///
+    /// See [`GraphBuilder`] for an example.
+    #[must_use]
+    pub fn nodes(&self) -> usize {
+        self.out_start.len() - 1
+    }
+
+    /// The number of pieces (stretches of a line between two nodes).
+    ///
+    /// See [`GraphBuilder`] for an example.
+    #[must_use]
+    pub fn pieces(&self) -> usize {
+        self.pieces.len()
+    }
+
+    /// The number of arcs that may be driven (one per one-way piece, two
+    /// per two-way piece).
+    ///
+    /// See [`GraphBuilder`] for an example.
+    #[must_use]
+    pub fn arcs(&self) -> usize {
+        self.out_arcs.len()
+    }
+
+    /// How coordinates are measured.
+    ///
+    /// ```
+    /// use segdist_match::{GraphBuilder, Space};
+    /// let g = GraphBuilder::new(Space::Geographic).build()?;
+    /// assert_eq!(g.space(), Space::Geographic);
+    /// # Ok::<(), segdist_match::GraphError>(())
+    /// ```
+    #[must_use]
+    pub fn space(&self) -> Space {
+        self.space
+    }
+
+    /// The distance between two points (metres on WGS84 when geographic);
+    /// `None` for a point that is not finite (or not lon/lat).
+    ///
+    /// ```
+    /// use segdist_match::{GraphBuilder, Space};
+    /// let g = GraphBuilder::new(Space::Planar).build()?;
+    /// assert_eq!(g.distance([0.0, 0.0], [3.0, 4.0]), Some(5.0));
+    /// # Ok::<(), segdist_match::GraphError>(())
+    /// ```
+    #[must_use]
+    pub fn distance(&self, a: [f64; 2], b: [f64; 2]) -> Option<f64> {
+        let ok =
+            |p: [f64; 2]| p[0].is_finite() && p[1].is_finite() && (self.space == Space::Planar || p[1].abs() <= 90.0);
+        (ok(a) && ok(b)).then(|| seg_len(self.space, a, b))
+    }
+
+    /// Up to `k` candidate positions of `p` within `radius`, nearest first,
+    /// at most one per piece (its nearest segment), into `out` (cleared
+    /// first). None for a point that is not finite (or not lon/lat).
+    pub(crate) fn candidates(&self, p: [f64; 2], k: usize, radius: f64, out: &mut Vec<Candidate>) {
+        out.clear();
+        match &self.search {
+            Search::Planar(index) => {
+                for h in index.k_nearest_within(p, k, radius) {
+                    let q = self.line_start[h.feature] + h.part;
+                    let v = self.part_start[q] + h.segment;
+                    let along = self.cum[v] + h.t * (self.cum[v + 1] - self.cum[v]);
+                    self.push_candidate(
+                        out,
+                        h.feature,
+                        h.part,
+                        h.segment,
+                        h.t,
+                        h.point,
+                        h.distance,
+                        along.min(self.cum[v + 1]),
+                    );
+                }
+            }
+            Search::Geographic(index) => {
+                for h in index.k_nearest_within(p, k, radius) {
+                    let q = self.line_start[h.feature] + h.part;
+                    let v = self.part_start[q] + h.segment;
+                    let pr = &h.projection;
+                    let along =
+                        if pr.t == 1.0 { self.cum[v + 1] } else { (self.cum[v] + pr.along).min(self.cum[v + 1]) };
+                    self.push_candidate(out, h.feature, h.part, h.segment, pr.t, pr.point, pr.distance, along);
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_candidate(
+        &self,
+        out: &mut Vec<Candidate>,
+        line: usize,
+        part: usize,
+        segment: usize,
+        t: f64,
+        point: [f64; 2],
+        distance: f64,
+        along: f64,
+    ) {
+        let q = self.line_start[line] + part;
+        let v = (self.part_start[q] + segment) as u32;
+        let (first, last) = (self.part_pieces[q] as usize, self.part_pieces[q + 1] as usize);
+        // The piece holding segment `v..v+1`: the last that starts at or before v.
+        let piece = first + self.pieces[first..last].partition_point(|pc| pc.v0 <= v) - 1;
+        if out.iter().any(|c| c.piece as usize == piece) {
+            return; // a nearer segment of the same piece is in already
+        }
+        let pc = &self.pieces[piece];
+        let offset = (along - self.cum[pc.v0 as usize]).clamp(0.0, pc.len);
+        out.push(Candidate { line, part, segment, t, point, distance, along, piece: piece as u32, offset });
+    }
+
+    /// The tail (start node) of arc `a`.
+    #[inline]
+    pub(crate) fn tail(&self, a: u32) -> u32 {
+        let p = &self.pieces[(a / 2) as usize];
+        if a.is_multiple_of(2) {
+            p.from
+        } else {
+            p.to
+        }
+    }
+
+    /// The head (end node) of arc `a`.
+    #[inline]
+    pub(crate) fn head(&self, a: u32) -> u32 {
+        let p = &self.pieces[(a / 2) as usize];
+        if a.is_multiple_of(2) {
+            p.to
+        } else {
+            p.from
+        }
+    }
+
+    /// The point `off` along piece `p` from its first vertex (clamped to
+    /// the piece), interpolated linearly in the coordinates.
+    pub(crate) fn point_on(&self, p: u32, off: f64) -> [f64; 2] {
+        let pc = &self.pieces[p as usize];
+        let (v0, v1) = (pc.v0 as usize, pc.v1 as usize);
+        let s = self.cum[v0] + off;
+        let i = (v0 + self.cum[v0..=v1].partition_point(|&c| c <= s)).clamp(v0 + 1, v1);
+        let (a, b) = (self.vertices[i - 1], self.vertices[i]);
+        let len = self.cum[i] - self.cum[i - 1];
+        let f = if len > 0.0 { ((s - self.cum[i - 1]) / len).clamp(0.0, 1.0) } else { 0.0 };
+        [a[0] + f * (b[0] - a[0]), a[1] + f * (b[1] - a[1])]
+    }
+
+    /// The vertices of piece `p` from `off0` to `off1` along it (either
+    /// order: reversed when `off1 < off0`), for drawing a matched path.
+    pub(crate) fn piece_path(&self, p: u32, off0: f64, off1: f64, out: &mut Vec<[f64; 2]>) {
+        let pc = &self.pieces[p as usize];
+        let (v0, v1) = (pc.v0 as usize, pc.v1 as usize);
+        let base = self.cum[v0];
+        let at = |off: f64| self.point_on(p, off);
+        let push = |out: &mut Vec<[f64; 2]>, q: [f64; 2]| {
+            if out.last() != Some(&q) {
+                out.push(q);
+            }
+        };
+        push(out, at(off0));
+        if off0 <= off1 {
+            for v in v0 + 1..v1 {
+                let c = self.cum[v] - base;
+                if c > off0 && c < off1 {
+                    push(out, self.vertices[v]);
+                }
+            }
+        } else {
+            for v in (v0 + 1..v1).rev() {
+                let c = self.cum[v] - base;
+                if c < off0 && c > off1 {
+                    push(out, self.vertices[v]);
+                }
+            }
+        }
+        push(out, at(off1));
+    }
+}
+
+/// The length of segment `a`–`b`.
+fn seg_len(space: Space, a: [f64; 2], b: [f64; 2]) -> f64 {
+    match space {
+        Space::Planar => (b[0] - a[0]).hypot(b[1] - a[1]),
+        Space::Geographic => geodesic(a, a, b).map_or(0.0, |r| r.distance),
+    }
+}

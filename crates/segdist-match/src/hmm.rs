@@ -1,0 +1,468 @@
+//! The hidden Markov model matcher (Newson & Krumm, 2009): a fix's states
+//! are its candidate positions on the roads, each in a direction of travel;
+//! emission scores the exact distance from the fix, transition scores how
+//! far the route between two states differs from the straight distance
+//! between their fixes; Viterbi picks the likeliest sequence.
+//!
+//! A trace is matched in sub-matches. A fix with no candidate within the
+//! radius ends the current one (and is `Unmatched`); a fix that no state of
+//! the previous fix reaches within the route bound ends it too, and starts
+//! the next (its state is `Break`). One bad fix never fails a trace.
+
+use std::cell::RefCell;
+use std::fmt;
+
+use crate::graph::{Candidate, RoadGraph};
+use crate::route::Dijkstra;
+
+/// One GPS fix: where, and optionally when (seconds, any origin).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fix {
+    /// x/y, or longitude/latitude in degrees for a geographic graph.
+    pub point: [f64; 2],
+    /// Seconds; when given, fixes must not go back in time, and the route
+    /// between two fixes is bounded by [`MatchOptions::max_speed`].
+    pub time: Option<f64>,
+}
+
+/// The matcher's parameters. Distances are in the graph's unit (metres
+/// when geographic).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MatchOptions {
+    /// The GPS noise's standard deviation (default 10).
+    pub sigma: f64,
+    /// The scale of the transition's exponential: how much longer than the
+    /// straight line a route may be, typically (default 10).
+    pub beta: f64,
+    /// Candidates are looked for within this distance of a fix (default 50).
+    pub radius: f64,
+    /// At most this many candidate pieces per fix (default 8).
+    pub k: usize,
+    /// With times, the fastest a vehicle is taken to go (default 50, in
+    /// units per second: 180 km/h in metres).
+    pub max_speed: f64,
+    /// A turn back on the same road, between two fixes, costs this much
+    /// route length on top of the distance driven (default 50).
+    pub u_turn_penalty: f64,
+}
+
+impl Default for MatchOptions {
+    fn default() -> Self {
+        MatchOptions { sigma: 10.0, beta: 10.0, radius: 50.0, k: 8, max_speed: 50.0, u_turn_penalty: 50.0 }
+    }
+}
+
+/// Why a trace could not be matched.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MatchError {
+    /// Fix `fix` is earlier than the fix before it.
+    TimeGoesBack { fix: usize },
+    /// An option out of range (a non-positive sigma, beta or speed, a
+    /// negative radius or penalty, or `k` of 0).
+    BadOption(&'static str),
+}
+
+impl fmt::Display for MatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MatchError::TimeGoesBack { fix } => write!(f, "fix {fix} is earlier than the fix before it"),
+            MatchError::BadOption(o) => write!(f, "{o} is out of range"),
+        }
+    }
+}
+
+impl std::error::Error for MatchError {}
+
+/// What became of a fix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FixState {
+    /// On a road, continuing the sub-match of the fix before it (or
+    /// starting the trace's first, or one after an unmatched fix).
+    Matched,
+    /// No road within the radius (or not a finite coordinate): ends the
+    /// current sub-match.
+    Unmatched,
+    /// On a road, but no route from the fix before it within the bound:
+    /// starts a new sub-match.
+    Break,
+}
+
+impl FixState {
+    /// `matched`, `unmatched` or `break`.
+    ///
+    /// ```
+    /// assert_eq!(segdist_match::FixState::Break.name(), "break");
+    /// ```
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            FixState::Matched => "matched",
+            FixState::Unmatched => "unmatched",
+            FixState::Break => "break",
+        }
+    }
+}
+
+/// A fix's match.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MatchedFix {
+    /// What became of it.
+    pub state: FixState,
+    /// Which sub-match of the trace it belongs to, from 0 (an unmatched fix
+    /// carries the number of the sub-match before it, or 0).
+    pub sub_match: u32,
+    /// Where on the roads (`None` when unmatched).
+    pub candidate: Option<Candidate>,
+    /// Driving along the line's vertex order (`false`: against it).
+    pub forward: bool,
+    arc: u32,
+}
+
+/// A sub-match's path: the roads driven, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchedPath {
+    /// The sub-match.
+    pub sub_match: u32,
+    /// The path's vertices, from the first fix's position to the last's.
+    pub points: Vec<[f64; 2]>,
+    /// The lines driven, in order (a line entered twice in a row once).
+    pub lines: Vec<usize>,
+}
+
+/// A trace's match.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchedTrace {
+    /// One per input fix, in input order.
+    pub fixes: Vec<MatchedFix>,
+    /// One per sub-match, when asked for.
+    pub paths: Vec<MatchedPath>,
+}
+
+/// A state of the model: a candidate in a direction, its score and where it
+/// came from.
+#[derive(Clone, Copy)]
+struct State {
+    cand: u32,
+    arc: u32,
+    /// Distance along the arc from its tail.
+    pos: f64,
+    score: f64,
+    back: u32,
+}
+
+/// Scratch kept per thread across traces.
+struct Scratch {
+    dijkstra: Dijkstra,
+    cands: Vec<Candidate>,
+    /// Every step's candidates and states, for the current sub-match.
+    all_cands: Vec<Candidate>,
+    states: Vec<State>,
+    /// Per step of the current sub-match: (fix, first state, first candidate).
+    steps: Vec<(usize, usize, usize)>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Option<Scratch>> = const { RefCell::new(None) };
+}
+
+/// Matches traces on a [`RoadGraph`].
+///
+/// ```
+/// use segdist_match::{Direction, Fix, FixState, GraphBuilder, MatchOptions, Matcher, Space};
+/// let mut b = GraphBuilder::new(Space::Planar);
+/// b.push_line(vec![vec![[0.0, 0.0], [100.0, 0.0]]], Direction::Both); // line 0
+/// b.push_line(vec![vec![[100.0, 0.0], [200.0, 0.0]]], Direction::Both); // line 1
+/// b.push_line(vec![vec![[100.0, 0.0], [100.0, 100.0]]], Direction::Both); // line 2
+/// let g = b.build()?;
+/// let m = Matcher::new(&g, MatchOptions::default()).unwrap();
+/// let fixes: Vec<Fix> = [[10.0, 3.0], [60.0, -2.0], [103.0, 40.0], [98.0, 90.0]]
+///     .map(|p| Fix { point: p, time: None })
+///     .to_vec();
+/// let out = m.match_trace(&fixes, true).unwrap();
+/// let lines: Vec<usize> = out.fixes.iter().map(|f| f.candidate.unwrap().line).collect();
+/// assert_eq!(lines, [0, 0, 2, 2]);
+/// assert!(out.fixes.iter().all(|f| f.state == FixState::Matched && f.sub_match == 0));
+/// assert_eq!(out.paths[0].lines, [0, 2]);
+/// # Ok::<(), segdist_match::GraphError>(())
+/// ```
+pub struct Matcher<'g> {
+    graph: &'g RoadGraph,
+    o: MatchOptions,
+}
+
+impl<'g> Matcher<'g> {
+    /// A matcher on `graph`.
+    ///
+    /// # Errors
+    /// [`MatchError::BadOption`] for an option out of range.
+    pub fn new(graph: &'g RoadGraph, options: MatchOptions) -> Result<Self, MatchError> {
+        let o = options;
+        let positive = |v: f64| v.is_finite() && v > 0.0;
+        if !positive(o.sigma) {
+            return Err(MatchError::BadOption("sigma"));
+        }
+        if !positive(o.beta) {
+            return Err(MatchError::BadOption("beta"));
+        }
+        if o.max_speed.is_nan() || o.max_speed <= 0.0 {
+            return Err(MatchError::BadOption("max_speed"));
+        }
+        if o.radius.is_nan() || o.radius < 0.0 {
+            return Err(MatchError::BadOption("radius"));
+        }
+        if !o.u_turn_penalty.is_finite() || o.u_turn_penalty < 0.0 {
+            return Err(MatchError::BadOption("u_turn_penalty"));
+        }
+        if o.k == 0 {
+            return Err(MatchError::BadOption("k"));
+        }
+        Ok(Matcher { graph, o })
+    }
+
+    /// Matches one trace; with `paths`, also each sub-match's path.
+    ///
+    /// # Errors
+    /// [`MatchError::TimeGoesBack`] when a fix's time is earlier than the
+    /// one before it (equal times are fine). Nothing else fails: see
+    /// [`FixState`].
+    pub fn match_trace(&self, fixes: &[Fix], paths: bool) -> Result<MatchedTrace, MatchError> {
+        for i in 1..fixes.len() {
+            if let (Some(a), Some(b)) = (fixes[i - 1].time, fixes[i].time) {
+                if b < a {
+                    return Err(MatchError::TimeGoesBack { fix: i });
+                }
+            }
+        }
+        SCRATCH.with(|s| {
+            let mut s = s.borrow_mut();
+            let s = s.get_or_insert_with(|| Scratch {
+                dijkstra: Dijkstra::new(self.graph.nodes()),
+                cands: Vec::new(),
+                all_cands: Vec::new(),
+                states: Vec::new(),
+                steps: Vec::new(),
+            });
+            Ok(self.run(fixes, paths, s))
+        })
+    }
+
+    fn run(&self, fixes: &[Fix], want_paths: bool, s: &mut Scratch) -> MatchedTrace {
+        let g = self.graph;
+        let none = MatchedFix { state: FixState::Unmatched, sub_match: 0, candidate: None, forward: true, arc: 0 };
+        let mut out = vec![none; fixes.len()];
+        let mut paths = Vec::new();
+        s.states.clear();
+        s.all_cands.clear();
+        s.steps.clear();
+        let mut sub: Option<u32> = None; // the current sub-match
+        let mut next_sub = 0u32;
+        let mut after_gap = false;
+        for (i, fix) in fixes.iter().enumerate() {
+            g.candidates(fix.point, self.o.k, self.o.radius, &mut s.cands);
+            if s.cands.is_empty() {
+                if let Some(id) = sub.take() {
+                    self.finish(s, id, &mut out, want_paths.then_some(&mut paths));
+                }
+                out[i].sub_match = next_sub.saturating_sub(1);
+                after_gap = false;
+                continue;
+            }
+            let mut first_state = s.states.len();
+            let mut first_cand = s.all_cands.len();
+            let emission = |d: f64| -0.5 * (d / self.o.sigma) * (d / self.o.sigma);
+            for (c, cand) in s.cands.iter().enumerate() {
+                let pc = &g.pieces[cand.piece as usize];
+                for (arc, pos) in [(2 * cand.piece, cand.offset), (2 * cand.piece + 1, pc.len - cand.offset)] {
+                    if g.open[arc as usize] {
+                        let score = emission(cand.distance);
+                        s.states.push(State { cand: (first_cand + c) as u32, arc, pos, score, back: u32::MAX });
+                    }
+                }
+            }
+            s.all_cands.extend_from_slice(&s.cands);
+            if let Some(id) = sub {
+                let (prev_fix, prev_first, _) = *s.steps.last().expect("a sub-match has a step");
+                if !self.transition(s, &fixes[prev_fix], fix, prev_first, first_state) {
+                    // No route: the sub-match ends before this fix, which
+                    // starts the next with its emission scores alone.
+                    let cands = s.all_cands.split_off(first_cand);
+                    let states = s.states.split_off(first_state);
+                    self.finish(s, id, &mut out, want_paths.then_some(&mut paths));
+                    s.all_cands.extend(cands);
+                    s.states.extend(states.into_iter().map(|mut st| {
+                        st.cand -= first_cand as u32;
+                        st.score = emission(s.all_cands[st.cand as usize].distance);
+                        st.back = u32::MAX;
+                        st
+                    }));
+                    (first_state, first_cand) = (0, 0);
+                    sub = None;
+                    after_gap = true;
+                }
+            }
+            if sub.is_none() {
+                sub = Some(next_sub);
+                next_sub += 1;
+                out[i].state = if after_gap { FixState::Break } else { FixState::Matched };
+                after_gap = false;
+            } else {
+                out[i].state = FixState::Matched;
+            }
+            s.steps.push((i, first_state, first_cand));
+        }
+        if let Some(id) = sub {
+            self.finish(s, id, &mut out, want_paths.then_some(&mut paths));
+        }
+        MatchedTrace { fixes: out, paths }
+    }
+
+    /// Scores the states `cur..` of this step from those `prev..cur` of the
+    /// step before; `false` when none is reachable.
+    fn transition(&self, s: &mut Scratch, a: &Fix, b: &Fix, prev: usize, cur: usize) -> bool {
+        let g = self.graph;
+        let straight = g.distance(a.point, b.point).unwrap_or(0.0);
+        let mut bound = 2.0 * straight + 2.0 * self.o.radius + self.o.u_turn_penalty;
+        if let (Some(ta), Some(tb)) = (a.time, b.time) {
+            bound = bound.min(self.o.max_speed * (tb - ta) + 4.0 * self.o.sigma);
+        }
+        // Moving back a little on the same arc is GPS noise.
+        let tolerance = 2.0 * self.o.sigma;
+        let mut any = false;
+        let mut best = vec![(f64::NEG_INFINITY, u32::MAX); s.states.len() - cur];
+        let mut done: Vec<u32> = Vec::new();
+        for j in prev..cur {
+            let head = g.head(s.states[j].arc);
+            // One search per distinct head node.
+            if done.contains(&head) {
+                continue;
+            }
+            done.push(head);
+            let mut searched = false;
+            for jj in j..cur {
+                let sj = s.states[jj];
+                if g.head(sj.arc) != head {
+                    continue;
+                }
+                let arc_len = g.pieces[(sj.arc / 2) as usize].len;
+                for (n, st) in s.states[cur..].iter().enumerate() {
+                    let route = if st.arc == sj.arc && st.pos >= sj.pos - tolerance {
+                        (st.pos - sj.pos).max(0.0)
+                    } else if st.arc / 2 == sj.arc / 2 && st.arc != sj.arc {
+                        // A turn back on the same piece.
+                        (arc_len - st.pos - sj.pos).abs() + self.o.u_turn_penalty
+                    } else {
+                        if !searched {
+                            s.dijkstra.run(g, head, bound, None);
+                            searched = true;
+                        }
+                        (arc_len - sj.pos) + s.dijkstra.dist(g.tail(st.arc)) + st.pos
+                    };
+                    if route > bound {
+                        continue;
+                    }
+                    let score = sj.score - (route - straight).abs() / self.o.beta;
+                    if score > best[n].0 {
+                        best[n] = (score, jj as u32);
+                    }
+                }
+            }
+        }
+        let mut top = f64::NEG_INFINITY;
+        for (n, st) in s.states[cur..].iter_mut().enumerate() {
+            if best[n].1 == u32::MAX {
+                st.score = f64::NEG_INFINITY;
+            } else {
+                st.score += best[n].0;
+                st.back = best[n].1;
+                any = true;
+                top = top.max(st.score);
+            }
+        }
+        // Keep scores near 0 over long traces.
+        if any {
+            for st in &mut s.states[cur..] {
+                st.score -= top;
+            }
+        }
+        any
+    }
+
+    /// Backtracks the current sub-match into `out`, then clears it (and
+    /// draws its path).
+    fn finish(&self, s: &mut Scratch, id: u32, out: &mut [MatchedFix], paths: Option<&mut Vec<MatchedPath>>) {
+        let Some(&(_, last_first, _)) = s.steps.last() else { return };
+        let mut best = last_first;
+        for j in last_first..s.states.len() {
+            if s.states[j].score > s.states[best].score {
+                best = j;
+            }
+        }
+        let mut chosen = Vec::with_capacity(s.steps.len());
+        let mut j = best as u32;
+        for _ in 0..s.steps.len() {
+            chosen.push(j);
+            j = s.states[j as usize].back;
+        }
+        chosen.reverse();
+        for (&(fix, _, _), &j) in s.steps.iter().zip(&chosen) {
+            let st = s.states[j as usize];
+            let o = &mut out[fix];
+            o.sub_match = id;
+            o.candidate = Some(s.all_cands[st.cand as usize]);
+            o.forward = st.arc.is_multiple_of(2);
+            o.arc = st.arc;
+        }
+        if let Some(paths) = paths {
+            let states: Vec<State> = chosen.iter().map(|&j| s.states[j as usize]).collect();
+            paths.push(self.path(s, id, &states));
+        }
+        s.states.clear();
+        s.all_cands.clear();
+        s.steps.clear();
+    }
+
+    /// The path through a sub-match's chosen states.
+    fn path(&self, s: &mut Scratch, id: u32, states: &[State]) -> MatchedPath {
+        let g = self.graph;
+        let mut points = Vec::new();
+        let mut lines: Vec<usize> = Vec::new();
+        let line = |l: usize, lines: &mut Vec<usize>| {
+            if lines.last() != Some(&l) {
+                lines.push(l);
+            }
+        };
+        // Offsets along the piece, from the piece's first vertex.
+        let off = |arc: u32, pos: f64| if arc.is_multiple_of(2) { pos } else { g.pieces[(arc / 2) as usize].len - pos };
+        let first = states[0];
+        line(g.pieces[(first.arc / 2) as usize].line as usize, &mut lines);
+        g.piece_path(first.arc / 2, off(first.arc, first.pos), off(first.arc, first.pos), &mut points);
+        let tolerance = 2.0 * self.o.sigma;
+        let mut arcs = Vec::new();
+        for w in states.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            let (pa, pb) = (a.arc / 2, b.arc / 2);
+            if a.arc == b.arc && b.pos >= a.pos - tolerance {
+                g.piece_path(pa, off(a.arc, a.pos), off(b.arc, b.pos.max(a.pos)), &mut points);
+                continue;
+            }
+            if pa == pb {
+                // A turn back: out to the turning point and back.
+                g.piece_path(pa, off(a.arc, a.pos), off(b.arc, b.pos), &mut points);
+                continue;
+            }
+            g.piece_path(pa, off(a.arc, a.pos), off(a.arc, g.pieces[pa as usize].len), &mut points);
+            s.dijkstra.run(g, g.head(a.arc), f64::INFINITY, Some(g.tail(b.arc)));
+            arcs.clear();
+            s.dijkstra.arcs_to(g, g.tail(b.arc), &mut arcs);
+            for &arc in &arcs {
+                let p = arc / 2;
+                line(g.pieces[p as usize].line as usize, &mut lines);
+                let len = g.pieces[p as usize].len;
+                g.piece_path(p, off(arc, 0.0), off(arc, len), &mut points);
+            }
+            line(g.pieces[pb as usize].line as usize, &mut lines);
+            g.piece_path(pb, off(b.arc, 0.0), off(b.arc, b.pos), &mut points);
+        }
+        MatchedPath { sub_match: id, points, lines }
+    }
+}
