@@ -43,6 +43,10 @@ fn main() {
         nearest::run(quick);
         known = true;
     }
+    if what.first() == Some(&"match-data") {
+        mapmatch::data(&what[1..]);
+        return;
+    }
     if what.first() == Some(&"snap-data") {
         nearest::snap_data(&what[1..]);
         return;

@@ -112,3 +112,49 @@ pub fn run(quick: bool) {
     }
     eprint!("{md}");
 }
+
+/// Writes `DIR/roads.geojson` (the driven Helsinki roads, with `oneway`)
+/// and `DIR/traces_{noise}m_{interval}s.csv` (trace, time, lon, lat and the
+/// true line) for the peers' script and the CLI.
+pub fn data(args: &[&str]) {
+    let dir = std::path::Path::new(args.first().copied().unwrap_or("match-data"));
+    std::fs::create_dir_all(dir).expect("the output folder");
+    let (lines, dirs, speeds) = helsinki();
+    let g = graph(&lines, &dirs);
+    let mut gj = String::from("{\"type\":\"FeatureCollection\",\"features\":[");
+    for (i, (l, d)) in lines.iter().zip(&dirs).enumerate() {
+        let coords: Vec<String> = l.iter().map(|p| format!("[{:?},{:?}]", p[0], p[1])).collect();
+        let oneway = if *d == Direction::Forward { "yes" } else { "no" };
+        let _ = write!(
+            gj,
+            "{}\n{{\"type\":\"Feature\",\"id\":{i},\"properties\":{{\"oneway\":\"{oneway}\"}},\"geometry\":{{\"type\":\"LineString\",\"coordinates\":[{}]}}}}",
+            if i == 0 { "" } else { "," },
+            coords.join(",")
+        );
+    }
+    gj.push_str("]}\n");
+    std::fs::write(dir.join("roads.geojson"), gj).expect("roads.geojson");
+    let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(200);
+    for noise in [5.0, 10.0, 20.0] {
+        for interval in [1.0, 5.0, 30.0] {
+            let traces = simulate(&g, &speeds, n, &SimOptions { interval, noise, legs: 3, seed: 1 });
+            let mut csv = String::from("trace,time,lon,lat,true_line,true_lon,true_lat\n");
+            for (t, tr) in traces.iter().enumerate() {
+                for f in tr {
+                    let _ = writeln!(
+                        csv,
+                        "{t},{},{:?},{:?},{},{:?},{:?}",
+                        f.fix.time.unwrap_or(0.0),
+                        f.fix.point[0],
+                        f.fix.point[1],
+                        f.line,
+                        f.truth[0],
+                        f.truth[1]
+                    );
+                }
+            }
+            std::fs::write(dir.join(format!("traces_{noise}m_{interval}s.csv")), csv).expect("traces");
+        }
+    }
+    eprintln!("wrote {} (OpenStreetMap roads © OpenStreetMap contributors, ODbL)", dir.display());
+}

@@ -116,6 +116,9 @@ pub struct Lines {
     pub feature_start: Vec<usize>,
     /// Every vertex had a z.
     pub has_z: bool,
+    /// Per feature, the value of the column or property asked for by
+    /// [`read_lines_with`] (`None` where absent or null).
+    pub attrs: Vec<Option<String>>,
 }
 
 impl Lines {
@@ -127,6 +130,7 @@ impl Lines {
             part_start: vec![0],
             feature_start: vec![0],
             has_z: true,
+            attrs: Vec::new(),
         }
     }
 
@@ -160,7 +164,7 @@ impl Lines {
 }
 
 /// `([x, y, z], has z)` of a GeoJSON/WKT position, checked finite.
-fn position(pos: &[f64]) -> Result<([f64; 3], bool)> {
+pub(crate) fn position(pos: &[f64]) -> Result<([f64; 3], bool)> {
     if pos.len() < 2 {
         bail!("a position needs x and y, it has {} number(s)", pos.len());
     }
@@ -172,7 +176,7 @@ fn position(pos: &[f64]) -> Result<([f64; 3], bool)> {
     Ok((p, z.is_some()))
 }
 
-fn open(path: &Path) -> Result<(String, Box<dyn Read + Send>, Option<u64>)> {
+pub(crate) fn open(path: &Path) -> Result<(String, Box<dyn Read + Send>, Option<u64>)> {
     if path.as_os_str() == "-" {
         return Ok(("<stdin>".to_string(), Box::new(io::stdin()), None));
     }
@@ -192,7 +196,7 @@ pub fn sniff_delimiter(head: &[u8]) -> u8 {
 }
 
 /// A CSV reader with the delimiter detected, and its header.
-fn csv_reader(
+pub(crate) fn csv_reader(
     name: &str,
     r: Box<dyn Read + Send>,
     given: Option<char>,
@@ -222,12 +226,12 @@ pub fn csv_error(e: csv::Error, name: &str) -> anyhow::Error {
 }
 
 /// The columns of id, x, y, z in a CSV header.
-struct CsvCols {
-    id: Option<usize>,
+pub(crate) struct CsvCols {
+    pub(crate) id: Option<usize>,
     xyz: [usize; 3],
     has_z: bool,
     /// x and y are named as longitude and latitude.
-    lonlat: bool,
+    pub(crate) lonlat: bool,
 }
 
 impl CsvCols {
@@ -235,7 +239,7 @@ impl CsvCols {
     /// `--z-column`); x and y by `--x-column` / `--y-column`, else the
     /// first pair of [`XY_NAMES`] present, compared without case or
     /// surrounding spaces.
-    fn find(header: &csv::StringRecord, opts: &InputOpts, name: &str, need_id: bool) -> Result<CsvCols> {
+    pub(crate) fn find(header: &csv::StringRecord, opts: &InputOpts, name: &str, need_id: bool) -> Result<CsvCols> {
         let pos = |c: &str| header.iter().position(|h| h.trim() == c);
         let pos_any_case = |c: &str| header.iter().position(|h| h.trim().eq_ignore_ascii_case(c));
         let id = pos(&opts.id_column);
@@ -283,7 +287,7 @@ impl CsvCols {
     }
 
     /// The point of a row given its fields (`get`), checked.
-    fn point_of<'r>(
+    pub(crate) fn point_of<'r>(
         &self,
         get: impl Fn(usize) -> &'r [u8],
         position: Option<&csv::Position>,
@@ -314,6 +318,12 @@ impl CsvCols {
 
 /// Reads every line feature of `path`.
 pub fn read_lines(path: &Path, opts: &InputOpts) -> Result<Lines> {
+    read_lines_with(path, opts, None)
+}
+
+/// [`read_lines`], keeping each feature's value of the CSV column or
+/// GeoJSON property `attr` in [`Lines::attrs`] (WKT has none).
+pub fn read_lines_with(path: &Path, opts: &InputOpts, attr: Option<&str>) -> Result<Lines> {
     let format = Format::of(path, opts.lines_format)?;
     let (name, r, _) = open(path)?;
     let mut lines = Lines::new();
@@ -322,6 +332,7 @@ pub fn read_lines(path: &Path, opts: &InputOpts) -> Result<Lines> {
             let (mut rdr, header) = csv_reader(&name, r, opts.delimiter)?;
             let cols = CsvCols::find(&header, opts, &name, true)?;
             lines.lonlat_names = cols.lonlat;
+            let attr_col = attr.and_then(|a| header.iter().position(|h| h.trim() == a));
             let mut current: Option<String> = None;
             let mut run: Vec<Vec<f64>> = Vec::new();
             let mut first_line = 0;
@@ -341,6 +352,7 @@ pub fn read_lines(path: &Path, opts: &InputOpts) -> Result<Lines> {
                     flush(&mut lines, current.take(), &mut run, first_line)?;
                     first_line = rec.position().map_or(0, |p| p.line());
                     current = Some(id);
+                    lines.attrs.push(attr_col.and_then(|c| rec.get(c)).map(str::to_string).filter(|v| !v.is_empty()));
                 }
                 run.push(if cols.has_z { p.to_vec() } else { p[..2].to_vec() });
             }
@@ -353,6 +365,12 @@ pub fn read_lines(path: &Path, opts: &InputOpts) -> Result<Lines> {
                 let id = feature_id(&f, i, opts.id_property.as_deref());
                 let parts = line_parts(f.geometry.as_ref().map(|g| &g.value), &place)?;
                 lines.push(id, &parts, &place)?;
+                let value = attr.and_then(|a| f.properties.as_ref()?.get(a)).and_then(|v| match v {
+                    serde_json::Value::Null => None,
+                    serde_json::Value::String(s) => Some(s.clone()),
+                    other => Some(other.to_string()),
+                });
+                lines.attrs.push(value);
             }
         }
         Format::Wkt => {
@@ -364,6 +382,7 @@ pub fn read_lines(path: &Path, opts: &InputOpts) -> Result<Lines> {
                 let place = || format!("{name}: line {}", i + 1);
                 let parts = wkt_line_parts(&line, &place)?;
                 lines.push(i.to_string(), &parts, &place)?;
+                lines.attrs.push(None);
             }
         }
     }
@@ -422,7 +441,7 @@ fn wkt_type(g: &wkt::Wkt<f64>) -> &'static str {
 
 /// The features of a GeoJSON file: streamed from a FeatureCollection, or
 /// the one Feature or geometry it holds.
-fn geojson_features(
+pub(crate) fn geojson_features(
     name: &str,
     r: Box<dyn Read + Send>,
 ) -> Result<Box<dyn Iterator<Item = Result<geojson::Feature>> + Send>> {
@@ -452,7 +471,7 @@ fn geojson_features(
 }
 
 /// A feature's id: the chosen property, else its `id`, else its position.
-fn feature_id(f: &geojson::Feature, i: usize, property: Option<&str>) -> String {
+pub(crate) fn feature_id(f: &geojson::Feature, i: usize, property: Option<&str>) -> String {
     let text = |v: &serde_json::Value| match v {
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),

@@ -7,6 +7,7 @@ mod demo;
 mod geo;
 mod geom;
 mod locate;
+mod matching;
 mod output;
 mod pairs;
 mod plot;
@@ -31,6 +32,8 @@ enum Command {
     Snap(snap::SnapArgs),
     /// Locate points along a line (linear referencing).
     Locate(locate::LocateArgs),
+    /// Match GPS traces to the roads driven (hidden Markov model).
+    Match(matching::MatchArgs),
     /// One (segment, point) query per CSV row.
     Pairs(pairs::PairsArgs),
     /// Draw lines, points and their closest points as SVG.
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Snap(args) => snap::run(&args),
         Command::Locate(args) => locate::run(&args),
+        Command::Match(args) => matching::run(&args),
         Command::Pairs(args) => pairs::run(&args),
         Command::Plot(args) => plot::run(&args),
         Command::Demo(args) => demo::run(&args),

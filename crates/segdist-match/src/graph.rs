@@ -393,17 +393,20 @@ impl RoadGraph {
 
     /// Up to `k` candidate positions of `p` within `radius`, nearest first,
     /// at most one per piece (its nearest segment), into `out` (cleared
-    /// first). None for a point that is not finite (or not lon/lat).
+    /// first). None for a point that is not finite (or not lon/lat). The
+    /// index is asked for `3k` segments, as a curving piece near the fix
+    /// has several among the nearest.
     pub(crate) fn candidates(&self, p: [f64; 2], k: usize, radius: f64, out: &mut Vec<Candidate>) {
         out.clear();
         match &self.search {
             Search::Planar(index) => {
-                for h in index.k_nearest_within(p, k, radius) {
+                for h in index.k_nearest_within(p, 3 * k, radius) {
                     let q = self.line_start[h.feature] + h.part;
                     let v = self.part_start[q] + h.segment;
                     let along = self.cum[v] + h.t * (self.cum[v + 1] - self.cum[v]);
                     self.push_candidate(
                         out,
+                        k,
                         h.feature,
                         h.part,
                         h.segment,
@@ -415,13 +418,13 @@ impl RoadGraph {
                 }
             }
             Search::Geographic(index) => {
-                for h in index.k_nearest_within(p, k, radius) {
+                for h in index.k_nearest_within(p, 3 * k, radius) {
                     let q = self.line_start[h.feature] + h.part;
                     let v = self.part_start[q] + h.segment;
                     let pr = &h.projection;
                     let along =
                         if pr.t == 1.0 { self.cum[v + 1] } else { (self.cum[v] + pr.along).min(self.cum[v + 1]) };
-                    self.push_candidate(out, h.feature, h.part, h.segment, pr.t, pr.point, pr.distance, along);
+                    self.push_candidate(out, k, h.feature, h.part, h.segment, pr.t, pr.point, pr.distance, along);
                 }
             }
         }
@@ -431,6 +434,7 @@ impl RoadGraph {
     fn push_candidate(
         &self,
         out: &mut Vec<Candidate>,
+        k: usize,
         line: usize,
         part: usize,
         segment: usize,
@@ -439,6 +443,9 @@ impl RoadGraph {
         distance: f64,
         along: f64,
     ) {
+        if out.len() == k {
+            return;
+        }
         let q = self.line_start[line] + part;
         let v = (self.part_start[q] + segment) as u32;
         let (first, last) = (self.part_pieces[q] as usize, self.part_pieces[q + 1] as usize);

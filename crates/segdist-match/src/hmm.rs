@@ -325,8 +325,9 @@ impl<'g> Matcher<'g> {
         if let (Some(ta), Some(tb)) = (a.time, b.time) {
             bound = bound.min(self.o.max_speed * (tb - ta) + 4.0 * self.o.sigma);
         }
-        // Moving back a little on the same arc is GPS noise.
-        let tolerance = 2.0 * self.o.sigma;
+        // Moving back a little on the same arc is GPS noise: the along-track
+        // difference of two fixes has a deviation of sigma × √2.
+        let tolerance = 4.0 * self.o.sigma;
         let mut any = false;
         let mut best = vec![(f64::NEG_INFINITY, u32::MAX); s.states.len() - cur];
         let mut done: Vec<u32> = Vec::new();
@@ -346,7 +347,7 @@ impl<'g> Matcher<'g> {
                 let arc_len = g.pieces[(sj.arc / 2) as usize].len;
                 for (n, st) in s.states[cur..].iter().enumerate() {
                     let route = if st.arc == sj.arc && st.pos >= sj.pos - tolerance {
-                        (st.pos - sj.pos).max(0.0)
+                        (st.pos - sj.pos).abs()
                     } else if st.arc / 2 == sj.arc / 2 && st.arc != sj.arc {
                         // A turn back on the same piece.
                         (arc_len - st.pos - sj.pos).abs() + self.o.u_turn_penalty
@@ -436,7 +437,7 @@ impl<'g> Matcher<'g> {
         let first = states[0];
         line(g.pieces[(first.arc / 2) as usize].line as usize, &mut lines);
         g.piece_path(first.arc / 2, off(first.arc, first.pos), off(first.arc, first.pos), &mut points);
-        let tolerance = 2.0 * self.o.sigma;
+        let tolerance = 4.0 * self.o.sigma;
         let mut arcs = Vec::new();
         for w in states.windows(2) {
             let (a, b) = (w[0], w[1]);

@@ -1,0 +1,453 @@
+//! `segdist match`: GPS traces onto the road network (segdist-match), one
+//! output row per input fix, and optionally each sub-match's path as
+//! GeoJSON.
+//!
+//! Traces are streamed: CSV rows of one trace are consecutive (a trace id
+//! seen again after another trace is an error naming the line), and traces
+//! are matched a batch at a time on all cores, written in input order.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{anyhow, bail, Result};
+use clap::{Args, ValueEnum};
+use rayon::prelude::*;
+use segdist_match::{Direction, Fix, GraphBuilder, Junctions, MatchOptions, MatchedTrace, Matcher, Space};
+
+use crate::geom::{self, read_lines_with, Format, InputOpts, Lines};
+use crate::output::{progress_bar, Output};
+use crate::snap::field;
+
+/// Fixes matched per batch (all cores), bounding memory.
+const BATCH: usize = 1 << 16;
+
+#[derive(Args, Debug)]
+pub struct MatchArgs {
+    /// The traces: CSV (a row per fix: trace id, optional time, x/y or
+    /// lon/lat) or GeoJSON (a LineString or MultiPoint feature per trace).
+    #[arg(long, value_name = "FILE")]
+    pub points: PathBuf,
+    /// The roads: CSV, GeoJSON or WKT lines.
+    #[arg(long, value_name = "FILE")]
+    pub lines: PathBuf,
+    /// CSV column of the trace id (default: `trace` when present; without
+    /// it the whole file is one trace). Rows of a trace must be consecutive.
+    #[arg(long, value_name = "NAME")]
+    pub trace_column: Option<String>,
+    /// CSV column of the fix's time in seconds (default: `time` when
+    /// present). Times must not go back within a trace.
+    #[arg(long, value_name = "NAME")]
+    pub time_column: Option<String>,
+    /// GPS noise, standard deviation (metres when geographic).
+    #[arg(long, value_name = "M", default_value_t = 10.0)]
+    pub sigma: f64,
+    /// Candidates are looked for within this distance of a fix (default:
+    /// 5 × sigma, at least 50).
+    #[arg(long, value_name = "M")]
+    pub radius: Option<f64>,
+    /// Candidate roads per fix.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub k: usize,
+    /// Scale of the transition probability: how much a route may typically
+    /// differ from the straight line between fixes.
+    #[arg(long, value_name = "M", default_value_t = 10.0)]
+    pub beta: f64,
+    /// With times, the highest speed (units per second: m/s when
+    /// geographic).
+    #[arg(long, value_name = "V", default_value_t = 50.0)]
+    pub max_speed: f64,
+    /// The lines' column or property saying one-way: yes/true/1 (along the
+    /// line's vertex order), -1/reverse (against it); anything else, or
+    /// absent, is two-way.
+    #[arg(long, value_name = "NAME", default_value = "oneway")]
+    pub oneway: String,
+    /// Which vertices join lines: `shared` (ends, and interior vertices
+    /// whose coordinates another vertex shares, as in OpenStreetMap) or
+    /// `ends`.
+    #[arg(long, value_name = "RULE", default_value = "shared")]
+    pub junctions: JunctionRule,
+    /// Output CSV (default: stdout). Written whole or not at all.
+    #[arg(short, long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Also write each sub-match's path as GeoJSON LineStrings, with the
+    /// ordered ids of the lines it drives.
+    #[arg(long, value_name = "FILE")]
+    pub paths_out: Option<PathBuf>,
+    /// Coordinates are lon/lat: distances in metres on WGS84 (default:
+    /// GeoJSON, or CSV columns named lon/lat).
+    #[arg(long, conflicts_with = "planar")]
+    pub geographic: bool,
+    /// Coordinates are planar, whatever the format.
+    #[arg(long)]
+    pub planar: bool,
+    /// No notes or progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub input: InputOpts,
+}
+
+/// Which vertices are junctions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum JunctionRule {
+    Shared,
+    Ends,
+}
+
+/// One trace as read: its id, and its fixes with their ids.
+struct Trace {
+    id: String,
+    ids: Vec<String>,
+    fixes: Vec<Fix>,
+    /// Where each fix came from, for errors.
+    places: Vec<String>,
+}
+
+pub fn run(args: &MatchArgs) -> Result<()> {
+    let positive = |v: f64, name: &str| -> Result<()> {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            bail!("--{name} must be a number > 0, not {v}")
+        }
+    };
+    positive(args.sigma, "sigma")?;
+    positive(args.beta, "beta")?;
+    positive(args.max_speed, "max-speed")?;
+    let radius = args.radius.unwrap_or((5.0 * args.sigma).max(50.0));
+    positive(radius, "radius")?;
+    if args.k == 0 {
+        bail!("--k must be at least 1");
+    }
+    let lines = read_lines_with(&args.lines, &args.input, Some(&args.oneway))?;
+    let mut traces = TraceReader::open(args)?;
+    let files = [(args.lines.as_path(), args.input.lines_format), (args.points.as_path(), args.input.points_format)];
+    let geographic = geom::is_lonlat(files, lines.lonlat_names || traces.lonlat, args.geographic, args.planar);
+    if !args.quiet {
+        eprintln!(
+            "segdist: {}",
+            if geographic {
+                "geographic: lon/lat, distances in metres on the WGS84 ellipsoid (--planar to use the numbers as they are)"
+            } else {
+                "planar: distances in the coordinates' own units (--geographic for lon/lat in metres)"
+            }
+        );
+    }
+    let graph = build_graph(&lines, geographic, args.junctions)?;
+    let options = MatchOptions {
+        sigma: args.sigma,
+        beta: args.beta,
+        radius,
+        k: args.k,
+        max_speed: args.max_speed,
+        ..Default::default()
+    };
+    let matcher = Matcher::new(&graph, options).map_err(|e| anyhow!("{e}"))?;
+
+    let mut out = Output::open(args.out.as_deref())?;
+    let mut paths = match &args.paths_out {
+        Some(p) => {
+            let mut o = Output::open(Some(p))?;
+            o.write_all(b"{\"type\":\"FeatureCollection\",\"features\":[")?;
+            Some((o, true))
+        }
+        None => None,
+    };
+    let (x, y) = if geographic { ("lon", "lat") } else { ("x", "y") };
+    writeln!(out, "trace_id,point_id,line_id,part,segment,t,distance,{x},{y},along,sub_match,state")?;
+    let pb = progress_bar(args.quiet, traces.len);
+    let mut batch: Vec<Trace> = Vec::new();
+    loop {
+        let done = traces.next_batch(&mut batch)?;
+        if geographic {
+            for t in &batch {
+                if let Some(k) = t.fixes.iter().position(|f| f.point[1].abs() > 90.0) {
+                    bail!("{}: latitude {} is not in [-90, 90]", t.places[k], t.fixes[k].point[1]);
+                }
+            }
+        }
+        let results: Vec<Result<MatchedTrace>> = batch
+            .par_iter()
+            .map(|t| {
+                matcher.match_trace(&t.fixes, paths.is_some()).map_err(|e| match e {
+                    segdist_match::MatchError::TimeGoesBack { fix } => {
+                        anyhow!("{}: the time goes back from the fix before (trace {:?})", t.places[fix], t.id)
+                    }
+                    other => anyhow!("{other}"),
+                })
+            })
+            .collect();
+        let mut text = Vec::with_capacity(batch.iter().map(|t| t.fixes.len()).sum::<usize>() * 96);
+        for (t, r) in batch.iter().zip(results) {
+            let r = r?;
+            write_rows(&mut text, t, &r, &lines);
+            if let Some((p, first)) = &mut paths {
+                write_paths(p, first, t, &r, &lines)?;
+            }
+        }
+        out.write_all(&text)?;
+        pb.set_position(traces.position());
+        if done {
+            break;
+        }
+    }
+    pb.finish_and_clear();
+    if let Some((mut p, _)) = paths {
+        p.write_all(b"]}\n")?;
+        p.finish()?;
+    }
+    out.finish()
+}
+
+/// The road graph of `lines`, one-way from their attribute.
+fn build_graph(lines: &Lines, geographic: bool, junctions: JunctionRule) -> Result<segdist_match::RoadGraph> {
+    let space = if geographic { Space::Geographic } else { Space::Planar };
+    let rule = match junctions {
+        JunctionRule::Shared => Junctions::SharedVertices,
+        JunctionRule::Ends => Junctions::Ends,
+    };
+    let mut b = GraphBuilder::new(space).junctions(rule);
+    for f in 0..lines.len() {
+        let parts: Vec<Vec<[f64; 2]>> =
+            lines.parts(f).map(|r| lines.vertices[r].iter().map(|v| [v[0], v[1]]).collect()).collect();
+        let dir = lines.attrs.get(f).and_then(Option::as_deref).map_or(Direction::Both, Direction::from_oneway);
+        b.push_line(parts, dir);
+    }
+    b.build().map_err(|e| match e {
+        segdist_match::GraphError::BadVertex { line, part, vertex } => {
+            anyhow!("line {:?}: part {part}, vertex {vertex}: not a longitude/latitude", lines.ids[line])
+        }
+        other => anyhow!("{other}"),
+    })
+}
+
+fn write_rows(w: &mut Vec<u8>, t: &Trace, r: &MatchedTrace, lines: &Lines) {
+    let mut b = ryu::Buffer::new();
+    let mut num = |w: &mut Vec<u8>, v: f64| w.extend_from_slice(b.format(v).as_bytes());
+    for (id, m) in t.ids.iter().zip(&r.fixes) {
+        field(w, &t.id);
+        w.push(b',');
+        field(w, id);
+        w.push(b',');
+        if let Some(c) = &m.candidate {
+            field(w, &lines.ids[c.line]);
+            let _ = write!(w, ",{},{},", c.part, c.segment);
+            num(w, c.t);
+            w.push(b',');
+            num(w, c.distance);
+            w.push(b',');
+            num(w, c.point[0]);
+            w.push(b',');
+            num(w, c.point[1]);
+            w.push(b',');
+            num(w, c.along);
+        } else {
+            w.extend_from_slice(b",,,,,,,");
+        }
+        let _ = writeln!(w, ",{},{}", m.sub_match, m.state.name());
+    }
+}
+
+fn write_paths(o: &mut Output, first: &mut bool, t: &Trace, r: &MatchedTrace, lines: &Lines) -> Result<()> {
+    for p in &r.paths {
+        let mut s = String::new();
+        if !*first {
+            s.push(',');
+        }
+        *first = false;
+        let coords: Vec<String> = p
+            .points
+            .iter()
+            .map(|q| format!("[{},{}]", ryu::Buffer::new().format(q[0]), ryu::Buffer::new().format(q[1])))
+            .collect();
+        let ids: Vec<&str> = p.lines.iter().map(|&l| lines.ids[l].as_str()).collect();
+        // A single point is drawn as a Point: a LineString needs two.
+        let geometry = if coords.len() >= 2 {
+            format!("{{\"type\":\"LineString\",\"coordinates\":[{}]}}", coords.join(","))
+        } else {
+            format!("{{\"type\":\"Point\",\"coordinates\":{}}}", coords.first().map_or("[]", String::as_str))
+        };
+        let _ = write!(
+            s,
+            "\n{{\"type\":\"Feature\",\"properties\":{{\"trace_id\":{},\"sub_match\":{},\"line_ids\":{}}},\"geometry\":{geometry}}}",
+            serde_json::to_string(&t.id)?,
+            p.sub_match,
+            serde_json::to_string(&ids)?
+        );
+        o.write_all(s.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Traces streamed from CSV rows or GeoJSON features.
+struct TraceReader {
+    kind: Kind,
+    name: String,
+    len: Option<u64>,
+    lonlat: bool,
+    /// Trace ids already finished (a CSV trace must not come back).
+    seen: std::collections::HashSet<String>,
+    /// A row read ahead: the first of the next trace.
+    pending: Option<(String, String, Fix, String)>,
+}
+
+enum Kind {
+    Csv {
+        rdr: csv::Reader<Box<dyn std::io::Read + Send>>,
+        header: csv::StringRecord,
+        cols: geom::CsvCols,
+        trace: Option<usize>,
+        time: Option<usize>,
+        row: usize,
+    },
+    Geojson {
+        features: Box<dyn Iterator<Item = Result<geojson::Feature>> + Send>,
+        i: usize,
+        prop: Option<String>,
+    },
+}
+
+impl TraceReader {
+    fn open(args: &MatchArgs) -> Result<TraceReader> {
+        let format = Format::of(&args.points, args.input.points_format)?;
+        let (name, r, len) = geom::open(&args.points)?;
+        let (kind, lonlat) = match format {
+            Format::Csv => {
+                let (rdr, header) = geom::csv_reader(&name, r, args.input.delimiter)?;
+                let cols = geom::CsvCols::find(&header, &args.input, &name, false)?;
+                let pos = |c: &str| header.iter().position(|h| h.trim() == c);
+                let column = |given: &Option<String>, default: &str| -> Result<Option<usize>> {
+                    match given {
+                        Some(c) => pos(c).map(Some).ok_or_else(|| anyhow!("{name}: line 1: no column {c:?}")),
+                        None => Ok(pos(default)),
+                    }
+                };
+                let trace = column(&args.trace_column, "trace")?;
+                let time = column(&args.time_column, "time")?;
+                let lonlat = cols.lonlat;
+                (Kind::Csv { rdr, header, cols, trace, time, row: 0 }, lonlat)
+            }
+            Format::Geojson => {
+                let features = geom::geojson_features(&name, r)?;
+                (Kind::Geojson { features, i: 0, prop: args.input.id_property.clone() }, false)
+            }
+            Format::Wkt => bail!("{name}: traces are read from CSV or GeoJSON, not WKT"),
+        };
+        Ok(TraceReader { kind, name, len, lonlat, seen: Default::default(), pending: None })
+    }
+
+    /// Bytes read so far (CSV only).
+    fn position(&self) -> u64 {
+        match &self.kind {
+            Kind::Csv { rdr, .. } => rdr.position().byte(),
+            Kind::Geojson { .. } => 0,
+        }
+    }
+
+    /// Whole traces of about [`BATCH`] fixes in all into `out` (cleared
+    /// first); `true` once the input is done.
+    fn next_batch(&mut self, out: &mut Vec<Trace>) -> Result<bool> {
+        out.clear();
+        let mut fixes = 0;
+        while fixes < BATCH {
+            match self.next_trace()? {
+                Some(t) => {
+                    fixes += t.fixes.len();
+                    out.push(t);
+                }
+                None => return Ok(true),
+            }
+        }
+        Ok(false)
+    }
+
+    fn next_trace(&mut self) -> Result<Option<Trace>> {
+        let name = self.name.clone();
+        match &mut self.kind {
+            Kind::Csv { rdr, header, cols, trace, time, row } => {
+                let mut t: Option<Trace> = None;
+                if let Some((tid, id, fix, place)) = self.pending.take() {
+                    t = Some(Trace { id: tid, ids: vec![id], fixes: vec![fix], places: vec![place] });
+                }
+                let mut rec = csv::ByteRecord::new();
+                while rdr.read_byte_record(&mut rec).map_err(|e| geom::csv_error(e, &name))? {
+                    let line = rec.position().map_or(0, |p| p.line());
+                    let p = cols.point_of(|i| rec.get(i).unwrap_or_default(), rec.position(), header, &name)?;
+                    let text = |i: usize| String::from_utf8_lossy(rec.get(i).unwrap_or_default()).into_owned();
+                    let id = cols.id.map_or_else(|| row.to_string(), text);
+                    *row += 1;
+                    let tid = trace.map_or_else(String::new, text);
+                    let time = match time {
+                        Some(c) => {
+                            let raw = text(*c);
+                            let v: f64 = raw.trim().parse().map_err(|_| {
+                                anyhow!(
+                                    "{name}: line {line}, column {} ({}): cannot read {raw:?} as seconds",
+                                    *c + 1,
+                                    header.get(*c).unwrap_or("")
+                                )
+                            })?;
+                            if !v.is_finite() {
+                                bail!("{name}: line {line}, column {}: {raw:?} is not a finite time", *c + 1);
+                            }
+                            Some(v)
+                        }
+                        None => None,
+                    };
+                    let fix = Fix { point: [p[0], p[1]], time };
+                    let place = format!("{name}: line {line}");
+                    match &mut t {
+                        Some(cur) if cur.id == tid => {
+                            cur.ids.push(id);
+                            cur.fixes.push(fix);
+                            cur.places.push(place);
+                        }
+                        Some(_) => {
+                            self.pending = Some((tid, id, fix, place));
+                            break;
+                        }
+                        None => {
+                            if self.seen.contains(&tid) {
+                                bail!("{place}: trace {tid:?} appears again after other traces (a trace's rows must be consecutive)");
+                            }
+                            t = Some(Trace { id: tid, ids: vec![id], fixes: vec![fix], places: vec![place] });
+                        }
+                    }
+                }
+                if let Some(cur) = &t {
+                    if let Some((next, _, _, place)) = &self.pending {
+                        if self.seen.contains(next) {
+                            bail!("{place}: trace {next:?} appears again after other traces (a trace's rows must be consecutive)");
+                        }
+                    }
+                    self.seen.insert(cur.id.clone());
+                }
+                Ok(t)
+            }
+            Kind::Geojson { features, i, prop } => {
+                let Some(f) = features.next() else { return Ok(None) };
+                let f = f?;
+                let place = format!("{name}: feature {i}");
+                let id = geom::feature_id(&f, *i, prop.as_deref());
+                *i += 1;
+                let positions: Vec<Vec<f64>> = match f.geometry.map(|g| g.value) {
+                    Some(geojson::Value::LineString(ps) | geojson::Value::MultiPoint(ps)) => ps,
+                    Some(geojson::Value::Point(p)) => vec![p],
+                    Some(other) => {
+                        bail!("{place}: a {} where a trace (LineString, MultiPoint) is expected", other.type_name())
+                    }
+                    None => bail!("{place}: no geometry"),
+                };
+                let mut t = Trace { id, ids: Vec::new(), fixes: Vec::new(), places: Vec::new() };
+                for (k, pos) in positions.iter().enumerate() {
+                    let (p, _) = geom::position(pos).map_err(|e| anyhow!("{place}: position {k}: {e}"))?;
+                    t.ids.push(k.to_string());
+                    t.fixes.push(Fix { point: [p[0], p[1]], time: None });
+                    t.places.push(format!("{place}: position {k}"));
+                }
+                Ok(Some(t))
+            }
+        }
+    }
+}
