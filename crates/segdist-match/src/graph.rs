@@ -394,13 +394,13 @@ impl RoadGraph {
     /// Up to `k` candidate positions of `p` within `radius`, nearest first,
     /// at most one per piece (its nearest segment), into `out` (cleared
     /// first). None for a point that is not finite (or not lon/lat). The
-    /// index is asked for `3k` segments, as a curving piece near the fix
+    /// index is asked for `2k` segments, as a curving piece near the fix
     /// has several among the nearest.
     pub(crate) fn candidates(&self, p: [f64; 2], k: usize, radius: f64, out: &mut Vec<Candidate>) {
         out.clear();
         match &self.search {
             Search::Planar(index) => {
-                for h in index.k_nearest_within(p, 3 * k, radius) {
+                for h in index.k_nearest_within(p, 2 * k, radius) {
                     let q = self.line_start[h.feature] + h.part;
                     let v = self.part_start[q] + h.segment;
                     let along = self.cum[v] + h.t * (self.cum[v + 1] - self.cum[v]);
@@ -418,7 +418,7 @@ impl RoadGraph {
                 }
             }
             Search::Geographic(index) => {
-                for h in index.k_nearest_within(p, 3 * k, radius) {
+                for h in index.k_nearest_within(p, 2 * k, radius) {
                     let q = self.line_start[h.feature] + h.part;
                     let v = self.part_start[q] + h.segment;
                     let pr = &h.projection;

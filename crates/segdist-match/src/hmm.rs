@@ -159,7 +159,15 @@ struct Scratch {
     states: Vec<State>,
     /// Per step of the current sub-match: (fix, first state, first candidate).
     steps: Vec<(usize, usize, usize)>,
+    /// A step's best incoming score and state, per state.
+    best: Vec<(f64, u32)>,
+    /// Head nodes already searched from in a step.
+    done: Vec<u32>,
 }
+
+/// States this far below the step's best (in log-likelihood) are not
+/// extended: e^-30 ≈ 1e-13 of the best's probability.
+const PRUNE: f64 = 30.0;
 
 thread_local! {
     static SCRATCH: RefCell<Option<Scratch>> = const { RefCell::new(None) };
@@ -241,6 +249,8 @@ impl<'g> Matcher<'g> {
                 all_cands: Vec::new(),
                 states: Vec::new(),
                 steps: Vec::new(),
+                best: Vec::new(),
+                done: Vec::new(),
             });
             Ok(self.run(fixes, paths, s))
         })
@@ -301,6 +311,11 @@ impl<'g> Matcher<'g> {
                 }
             }
             if sub.is_none() {
+                // A first step: emission alone, its best at 0 as every step's.
+                let top = s.states[first_state..].iter().map(|st| st.score).fold(f64::NEG_INFINITY, f64::max);
+                for st in &mut s.states[first_state..] {
+                    st.score -= top;
+                }
                 sub = Some(next_sub);
                 next_sub += 1;
                 out[i].state = if after_gap { FixState::Break } else { FixState::Matched };
@@ -329,19 +344,21 @@ impl<'g> Matcher<'g> {
         // difference of two fixes has a deviation of sigma × √2.
         let tolerance = 4.0 * self.o.sigma;
         let mut any = false;
-        let mut best = vec![(f64::NEG_INFINITY, u32::MAX); s.states.len() - cur];
-        let mut done: Vec<u32> = Vec::new();
+        s.best.clear();
+        s.best.resize(s.states.len() - cur, (f64::NEG_INFINITY, u32::MAX));
+        s.done.clear();
+        // Scores of the previous step are normalised: its best is 0.
         for j in prev..cur {
             let head = g.head(s.states[j].arc);
             // One search per distinct head node.
-            if done.contains(&head) {
+            if s.states[j].score < -PRUNE || s.done.contains(&head) {
                 continue;
             }
-            done.push(head);
+            s.done.push(head);
             let mut searched = false;
             for jj in j..cur {
                 let sj = s.states[jj];
-                if g.head(sj.arc) != head {
+                if g.head(sj.arc) != head || sj.score < -PRUNE {
                     continue;
                 }
                 let arc_len = g.pieces[(sj.arc / 2) as usize].len;
@@ -362,19 +379,20 @@ impl<'g> Matcher<'g> {
                         continue;
                     }
                     let score = sj.score - (route - straight).abs() / self.o.beta;
-                    if score > best[n].0 {
-                        best[n] = (score, jj as u32);
+                    if score > s.best[n].0 {
+                        s.best[n] = (score, jj as u32);
                     }
                 }
             }
         }
         let mut top = f64::NEG_INFINITY;
         for (n, st) in s.states[cur..].iter_mut().enumerate() {
-            if best[n].1 == u32::MAX {
+            let best = s.best[n];
+            if best.1 == u32::MAX {
                 st.score = f64::NEG_INFINITY;
             } else {
-                st.score += best[n].0;
-                st.back = best[n].1;
+                st.score += best.0;
+                st.back = best.1;
                 any = true;
                 top = top.max(st.score);
             }

@@ -1,0 +1,187 @@
+//! `segdist match`: simulated traces with known truth through the binary
+//! (CSV and GeoJSON in, a row per fix and the paths out), the library's
+//! answer reproduced, one-way columns obeyed, and bad input named by file
+//! and line with nothing written.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use segdist_match::simulate::{simulate, SimOptions};
+use segdist_match::{Direction, Fix, GraphBuilder, MatchOptions, Matcher, Space};
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_segdist")).current_dir(dir).args(args).output().unwrap()
+}
+
+fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+/// A 6 × 6 grid of 100 m blocks as lines CSV (id, x, y, oneway: the
+/// horizontal lines of odd rows one-way eastward), and the same as a graph.
+fn grid(dir: &Path) -> segdist_match::RoadGraph {
+    let mut csv = String::from("id,x,y,oneway\n");
+    let mut b = GraphBuilder::new(Space::Planar);
+    let mut id = 0;
+    for i in 0..=6 {
+        for j in 0..6 {
+            let (x, y) = (f64::from(i) * 100.0, f64::from(j) * 100.0);
+            for (a, c, oneway) in
+                [([x, y], [x, y + 100.0], "no"), ([y, x], [y + 100.0, x], if i % 2 == 1 { "yes" } else { "" })]
+            {
+                let _ = writeln!(csv, "L{id},{},{},{oneway}\nL{id},{},{},{oneway}", a[0], a[1], c[0], c[1]);
+                b.push_line(vec![vec![a, c]], Direction::from_oneway(oneway));
+                id += 1;
+            }
+        }
+    }
+    std::fs::write(dir.join("roads.csv"), csv).unwrap();
+    b.build().unwrap()
+}
+
+#[test]
+fn match_follows_simulated_traces_and_equals_the_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = grid(dir.path());
+    let traces = simulate(&g, &[9.37; 84], 12, &SimOptions { interval: 3.0, noise: 5.0, legs: 3, seed: 9 });
+    let mut csv = String::from("trace,time,x,y\n");
+    for (t, tr) in traces.iter().enumerate() {
+        for f in tr {
+            let _ = writeln!(csv, "T{t},{:?},{:?},{:?}", f.fix.time.unwrap(), f.fix.point[0], f.fix.point[1]);
+        }
+    }
+    std::fs::write(dir.path().join("traces.csv"), csv).unwrap();
+    let args = ["match", "--points", "traces.csv", "--lines", "roads.csv", "--sigma", "5", "-o", "out.csv"];
+    let o = run(dir.path(), &[&args[..], &["--paths-out", "paths.geojson"]].concat());
+    ok(&o);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("planar"));
+    let out = std::fs::read_to_string(dir.path().join("out.csv")).unwrap();
+    let mut rows = out.lines();
+    assert_eq!(rows.next(), Some("trace_id,point_id,line_id,part,segment,t,distance,x,y,along,sub_match,state"));
+    let rows: Vec<Vec<&str>> = rows.map(|r| r.split(',').collect()).collect();
+    assert_eq!(rows.len(), traces.iter().map(Vec::len).sum::<usize>());
+
+    // Row by row: the input's trace and row, the library's answer.
+    let m = Matcher::new(&g, MatchOptions { sigma: 5.0, radius: 50.0, ..Default::default() }).unwrap();
+    let (mut k, mut right, mut sub_matches) = (0, 0, 0);
+    for (t, tr) in traces.iter().enumerate() {
+        let fixes: Vec<Fix> = tr.iter().map(|f| f.fix).collect();
+        let want = m.match_trace(&fixes, true).unwrap();
+        sub_matches += want.paths.len();
+        for (f, w) in tr.iter().zip(&want.fixes) {
+            let r = &rows[k];
+            assert_eq!(r[0], format!("T{t}"));
+            assert_eq!(r[1], k.to_string(), "point ids are row numbers");
+            let c = w.candidate.unwrap();
+            assert_eq!(r[2], format!("L{}", c.line));
+            assert_eq!(r[6].parse::<f64>().unwrap(), c.distance);
+            assert_eq!(r[11], w.state.name());
+            right += usize::from(c.line == f.line);
+            k += 1;
+        }
+    }
+    assert!(right as f64 / k as f64 > 0.9, "{right} of {k}");
+
+    let paths: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("paths.geojson")).unwrap()).unwrap();
+    let features = paths["features"].as_array().unwrap();
+    assert_eq!(features.len(), sub_matches);
+    assert!(features.iter().all(|f| !f["properties"]["line_ids"].as_array().unwrap().is_empty()));
+}
+
+#[test]
+fn match_obeys_the_oneway_column() {
+    let dir = tempfile::tempdir().unwrap();
+    // Eastbound at y = 0 (oneway=yes), westbound at y = 12 (drawn west to
+    // east, oneway=-1), joined at the ends.
+    let roads =
+        "id,x,y,oneway\nE,0,0,yes\nE,1000,0,yes\nW,0,12,-1\nW,1000,12,-1\nA,0,0,\nA,0,12,\nB,1000,0,\nB,1000,12,\n";
+    std::fs::write(dir.path().join("roads.csv"), roads).unwrap();
+    let mut west = String::from("x,y\n");
+    for i in 0..20 {
+        let _ = writeln!(west, "{},4", 900 - 40 * i);
+    }
+    std::fs::write(dir.path().join("west.csv"), west).unwrap();
+    let text = ok(&run(dir.path(), &["match", "-q", "--points", "west.csv", "--lines", "roads.csv", "--sigma", "5"]));
+    assert!(text.lines().skip(1).all(|r| r.split(',').nth(2) == Some("W")), "{text}");
+    // Without the one-way rule, the nearer eastbound line.
+    let text = ok(&run(
+        dir.path(),
+        &["match", "-q", "--points", "west.csv", "--lines", "roads.csv", "--sigma", "5", "--oneway", "none"],
+    ));
+    assert!(text.lines().skip(1).all(|r| r.split(',').nth(2) == Some("E")), "{text}");
+}
+
+#[test]
+fn match_reads_geojson_traces_as_lon_lat() {
+    let dir = tempfile::tempdir().unwrap();
+    let roads = r#"{"type":"FeatureCollection","features":[
+      {"type":"Feature","id":"main","properties":{},"geometry":{"type":"LineString","coordinates":[[24.94,60.17],[24.96,60.17]]}}]}"#;
+    let traces = r#"{"type":"FeatureCollection","features":[
+      {"type":"Feature","id":"drive","properties":{},"geometry":{"type":"LineString","coordinates":[[24.945,60.17003],[24.946,60.16998],[24.947,60.17002]]}},
+      {"type":"Feature","id":"stop","properties":{},"geometry":{"type":"MultiPoint","coordinates":[[24.95,60.17004]]}}]}"#;
+    std::fs::write(dir.path().join("roads.geojson"), roads).unwrap();
+    std::fs::write(dir.path().join("traces.geojson"), traces).unwrap();
+    let o = run(dir.path(), &["match", "--points", "traces.geojson", "--lines", "roads.geojson"]);
+    let text = ok(&o);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("geographic"));
+    let rows: Vec<Vec<&str>> = text.lines().map(|r| r.split(',').collect()).collect();
+    assert_eq!(rows[0][7..9], ["lon", "lat"]);
+    assert_eq!(rows.len(), 5);
+    assert_eq!(rows[1][..3], ["drive", "0", "main"]);
+    assert_eq!(rows[4][..3], ["stop", "0", "main"]);
+    // 0.00003° of latitude is 3.34 m, less the few centimetres the
+    // geodesic bows north of the parallel there: metres on WGS84.
+    let d: f64 = rows[1][6].parse().unwrap();
+    assert!(d > 3.25 && d < 3.34, "{d}");
+}
+
+#[test]
+fn bad_traces_name_the_place_and_leave_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("roads.csv"), "id,x,y\nA,0,0\nA,1000,0\n").unwrap();
+    let cases = [
+        (
+            "again.csv",
+            "trace,x,y\na,1,0\nb,2,0\na,3,0\n",
+            "again.csv: line 4: trace \"a\" appears again after other traces",
+        ),
+        (
+            "back.csv",
+            "trace,time,x,y\na,5,1,0\na,4,2,0\n",
+            "back.csv: line 3: the time goes back from the fix before (trace \"a\")",
+        ),
+        (
+            "time.csv",
+            "trace,time,x,y\na,noon,1,0\n",
+            "time.csv: line 2, column 2 (time): cannot read \"noon\" as seconds",
+        ),
+        ("num.csv", "trace,x,y\na,1,zero\n", "num.csv: line 2, column 3 (y): cannot read \"zero\" as a number"),
+    ];
+    for (name, text, want) in cases {
+        std::fs::write(dir.path().join(name), text).unwrap();
+        let o = run(
+            dir.path(),
+            &["match", "--points", name, "--lines", "roads.csv", "-o", "out.csv", "--paths-out", "p.geojson"],
+        );
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains(want), "{name}: {e}");
+        assert_eq!(e.lines().filter(|l| l.contains("error")).count(), 1, "{e}");
+        assert!(!dir.path().join("out.csv").exists() && !dir.path().join("p.geojson").exists(), "{name}");
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+    let o = run(dir.path(), &["match", "--points", "again.csv", "--lines", "roads.csv", "--sigma", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--sigma must be a number > 0"));
+    std::fs::write(dir.path().join("lat.csv"), "trace,lon,lat\na,24.9,95\n").unwrap();
+    let o = run(dir.path(), &["match", "--points", "lat.csv", "--lines", "roads.csv", "--geographic"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("lat.csv: line 2: latitude 95 is not in [-90, 90]"));
+}
