@@ -21,6 +21,8 @@ pub enum Format {
     Geojson,
     /// Well-known text, one geometry per line.
     Wkt,
+    /// GPS Exchange Format: tracks of timed fixes (`segdist match` only).
+    Gpx,
 }
 
 impl Format {
@@ -34,7 +36,8 @@ impl Format {
             "csv" | "tsv" | "txt" => Format::Csv,
             "geojson" | "json" => Format::Geojson,
             "wkt" => Format::Wkt,
-            _ => bail!("{}: cannot tell the format from the extension; say --lines-format or --points-format (csv, geojson or wkt)", path.display()),
+            "gpx" => Format::Gpx,
+            _ => bail!("{}: cannot tell the format from the extension; say --lines-format or --points-format (csv, geojson, wkt or gpx)", path.display()),
         })
     }
 }
@@ -46,7 +49,10 @@ impl Format {
 pub fn is_lonlat(files: [(&Path, Option<Format>); 2], lonlat_names: bool, geographic: bool, planar: bool) -> bool {
     geographic
         || (!planar
-            && (lonlat_names || files.iter().any(|(p, f)| Format::of(p, *f).is_ok_and(|f| f == Format::Geojson))))
+            && (lonlat_names
+                || files
+                    .iter()
+                    .any(|(p, f)| Format::of(p, *f).is_ok_and(|f| matches!(f, Format::Geojson | Format::Gpx)))))
 }
 
 /// Checks that every point of a chunk has a latitude in [-90, 90].
@@ -373,6 +379,7 @@ pub fn read_lines_with(path: &Path, opts: &InputOpts, attr: Option<&str>) -> Res
                 lines.attrs.push(value);
             }
         }
+        Format::Gpx => bail!("{name}: GPX holds traces, not lines (`segdist match --points` reads it)"),
         Format::Wkt => {
             for (i, line) in BufReader::new(r).lines().enumerate() {
                 let line = line.with_context(|| format!("cannot read {name}"))?;
@@ -521,6 +528,7 @@ impl PointReader {
                 Kind::Csv { rdr, header, cols, row: 0 }
             }
             Format::Wkt => Kind::Wkt { lines: BufReader::new(r).lines(), line: 0, next_id: 0 },
+            Format::Gpx => bail!("{name}: GPX traces are read by `segdist match`"),
             Format::Geojson => {
                 Kind::Geojson { features: geojson_features(&name, r)?, i: 0, prop: opts.id_property.clone() }
             }

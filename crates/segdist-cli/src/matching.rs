@@ -25,7 +25,8 @@ const BATCH: usize = 1 << 16;
 #[derive(Args, Debug)]
 pub struct MatchArgs {
     /// The traces: CSV (a row per fix: trace id, optional time, x/y or
-    /// lon/lat) or GeoJSON (a LineString or MultiPoint feature per trace).
+    /// lon/lat), GeoJSON (a LineString or MultiPoint feature per trace) or
+    /// GPX (each track segment a trace, with its times).
     #[arg(long, value_name = "FILE")]
     pub points: PathBuf,
     /// The roads: CSV, GeoJSON or WKT lines.
@@ -306,6 +307,11 @@ enum Kind {
         i: usize,
         prop: Option<String>,
     },
+    /// Read whole (the `gpx` crate has no streaming reader), one trace per
+    /// track segment, in reverse for popping.
+    Gpx {
+        traces: Vec<Trace>,
+    },
 }
 
 impl TraceReader {
@@ -332,7 +338,8 @@ impl TraceReader {
                 let features = geom::geojson_features(&name, r)?;
                 (Kind::Geojson { features, i: 0, prop: args.input.id_property.clone() }, false)
             }
-            Format::Wkt => bail!("{name}: traces are read from CSV or GeoJSON, not WKT"),
+            Format::Gpx => (Kind::Gpx { traces: read_gpx(&name, r)? }, true),
+            Format::Wkt => bail!("{name}: traces are read from CSV, GeoJSON or GPX, not WKT"),
         };
         Ok(TraceReader { kind, name, len, lonlat, seen: Default::default(), pending: None })
     }
@@ -341,7 +348,7 @@ impl TraceReader {
     fn position(&self) -> u64 {
         match &self.kind {
             Kind::Csv { rdr, .. } => rdr.position().byte(),
-            Kind::Geojson { .. } => 0,
+            Kind::Geojson { .. } | Kind::Gpx { .. } => 0,
         }
     }
 
@@ -425,6 +432,7 @@ impl TraceReader {
                 }
                 Ok(t)
             }
+            Kind::Gpx { traces } => Ok(traces.pop()),
             Kind::Geojson { features, i, prop } => {
                 let Some(f) = features.next() else { return Ok(None) };
                 let f = f?;
@@ -450,4 +458,30 @@ impl TraceReader {
             }
         }
     }
+}
+
+/// Every track segment of a GPX file as a trace: id `NAME` (the track's
+/// name, else its number from 0), or `NAME/SEGMENT` when the track has more
+/// than one segment; point ids number the fixes from 0; times in seconds
+/// since 1970 (UTC).
+fn read_gpx(name: &str, r: Box<dyn std::io::Read + Send>) -> Result<Vec<Trace>> {
+    let g = gpx::read(std::io::BufReader::new(r)).map_err(|e| anyhow!("{name}: not GPX: {e}"))?;
+    let mut traces = Vec::new();
+    for (k, track) in g.tracks.iter().enumerate() {
+        let track_id = track.name.clone().unwrap_or_else(|| k.to_string());
+        for (s, seg) in track.segments.iter().enumerate() {
+            let id = if track.segments.len() > 1 { format!("{track_id}/{s}") } else { track_id.clone() };
+            let mut t = Trace { id, ids: Vec::new(), fixes: Vec::new(), places: Vec::new() };
+            for (i, w) in seg.points.iter().enumerate() {
+                let p = w.point();
+                let time = w.time.map(|tm| time::OffsetDateTime::from(tm).unix_timestamp_nanos() as f64 * 1e-9);
+                t.ids.push(i.to_string());
+                t.fixes.push(Fix { point: [p.x(), p.y()], time });
+                t.places.push(format!("{name}: track {k}, segment {s}, point {i}"));
+            }
+            traces.push(t);
+        }
+    }
+    traces.reverse();
+    Ok(traces)
 }

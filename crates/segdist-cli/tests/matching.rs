@@ -185,3 +185,51 @@ fn bad_traces_name_the_place_and_leave_nothing() {
     let o = run(dir.path(), &["match", "--points", "lat.csv", "--lines", "roads.csv", "--geographic"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("lat.csv: line 2: latitude 95 is not in [-90, 90]"));
 }
+
+#[test]
+fn match_reads_gpx_tracks_with_their_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let roads = r#"{"type":"FeatureCollection","features":[
+      {"type":"Feature","id":"main","properties":{},"geometry":{"type":"LineString","coordinates":[[24.94,60.17],[24.96,60.17]]}}]}"#;
+    std::fs::write(dir.path().join("roads.geojson"), roads).unwrap();
+    let pt =
+        |lon: f64, t: &str| format!("<trkpt lat=\"60.17002\" lon=\"{lon}\"><time>2026-11-25T08:00:{t}Z</time></trkpt>");
+    let gpx = |first: &str, second: &str| {
+        format!(
+            "<?xml version=\"1.0\"?>\n<gpx version=\"1.1\" creator=\"test\" xmlns=\"http://www.topografix.com/GPX/1/1\">\
+             <trk><name>morning</name><trkseg>{}{}</trkseg><trkseg>{}</trkseg></trk>\
+             <trk><trkseg>{}</trkseg></trk></gpx>",
+            pt(24.945, "00"),
+            pt(24.9451, second),
+            pt(24.95, "30"),
+            pt(24.955, first)
+        )
+    };
+    std::fs::write(dir.path().join("drive.gpx"), gpx("40", "05")).unwrap();
+    let o = run(dir.path(), &["match", "--points", "drive.gpx", "--lines", "roads.geojson"]);
+    let text = ok(&o);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("geographic"));
+    let ids: Vec<(&str, &str, &str)> = text
+        .lines()
+        .skip(1)
+        .map(|r| {
+            let f: Vec<&str> = r.split(',').collect();
+            (f[0], f[1], f[2])
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [("morning/0", "0", "main"), ("morning/0", "1", "main"), ("morning/1", "0", "main"), ("1", "0", "main")]
+    );
+    // A time going back inside a segment is named by track, segment, point.
+    std::fs::write(
+        dir.path().join("back.gpx"),
+        gpx("40", "00").replace(":00Z</time></trkpt><trkpt", ":09Z</time></trkpt><trkpt"),
+    )
+    .unwrap();
+    let o = run(dir.path(), &["match", "--points", "back.gpx", "--lines", "roads.geojson", "-o", "out.csv"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("back.gpx: track 0, segment 0, point 1: the time goes back"), "{e}");
+    assert!(!dir.path().join("out.csv").exists());
+}
