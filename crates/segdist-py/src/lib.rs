@@ -11,12 +11,14 @@
 //! - [`kernels`]: one segment (or line) against many points, or many
 //!   (segment, point) pairs, over `segdist::batch`.
 //! - [`index`]: `SegmentIndex` and `Polyline`, over `segdist-index`.
+//! - [`matching`]: `RoadNetwork`, map matching over `segdist-match`.
 
 use pyo3::prelude::*;
 
 mod arrays;
 mod index;
 mod kernels;
+mod matching;
 
 #[pymodule]
 fn _segdist(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -25,6 +27,7 @@ fn _segdist(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernels::isa, m)?)?;
     m.add_class::<index::SegmentIndex>()?;
     m.add_class::<index::Polyline>()?;
+    m.add_class::<matching::RoadNetwork>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -4,7 +4,7 @@ Users call the wrappers in ``segdist/__init__.py``, which check and convert
 their input; these functions take C-contiguous float64/float32 arrays only.
 """
 
-from typing import Optional, Tuple, Union
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -71,3 +71,26 @@ class Polyline:
         self, points: npt.NDArray[np.float64], max_distance: float = ..., threads: Optional[int] = None
     ) -> _Hits: ...
     def interpolate(self, distance: npt.NDArray[np.float64], normalized: bool = False) -> npt.NDArray[np.float64]: ...
+
+class RoadNetwork:
+    def __init__(
+        self,
+        coords: npt.NDArray[np.float64],
+        offsets: npt.NDArray[np.int64],
+        oneway: npt.NDArray[np.int8],
+        geographic: bool,
+        shared_vertices: bool,
+    ) -> None: ...
+    def size(self) -> tuple[int, int]: ...
+    def match_traces(
+        self,
+        trace: npt.NDArray[np.int64],
+        xy: npt.NDArray[np.float64],
+        time: npt.NDArray[np.float64],
+        sigma: float,
+        beta: float,
+        radius: float,
+        k: int,
+        max_speed: float,
+        threads: Optional[int],
+    ) -> tuple[npt.NDArray[Any], ...]: ...
