@@ -79,6 +79,32 @@ pub fn run(quick: bool) {
     let g = graph(&lines, &dirs);
     let build = t.elapsed().as_secs_f64();
     eprintln!("graph: {} nodes, {} arcs, built in {build:.3} s", g.nodes(), g.arcs());
+    // Building a 100,800-segment network: a 224 × 224 grid of 100 m
+    // blocks, each block side a line, planar and in lon/lat.
+    for space in [Space::Planar, Space::Geographic] {
+        let t = Instant::now();
+        let mut b = GraphBuilder::new(space);
+        let scale = if space == Space::Planar { [100.0, 100.0] } else { [0.0018, 0.0009] };
+        let at = |i: usize, j: usize| {
+            [
+                24.0 * f64::from(u8::from(space == Space::Geographic)) + i as f64 * scale[0],
+                60.0 * f64::from(u8::from(space == Space::Geographic)) + j as f64 * scale[1],
+            ]
+        };
+        for i in 0..=224 {
+            for j in 0..224 {
+                b.push_line(vec![vec![at(i, j), at(i, j + 1)]], Direction::Both);
+                b.push_line(vec![vec![at(j, i), at(j + 1, i)]], Direction::Both);
+            }
+        }
+        let g = b.build().expect("a grid");
+        eprintln!(
+            "graph of 100,800 segments ({space:?}): {} nodes, {} arcs, built in {:.3} s",
+            g.nodes(),
+            g.arcs(),
+            t.elapsed().as_secs_f64()
+        );
+    }
     let index = segdist_geo::GeoIndex::from_polylines(&lines).expect("lon/lat");
     let n = if quick { 20 } else { 200 };
     let mut md = String::from(

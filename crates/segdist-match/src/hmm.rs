@@ -344,6 +344,7 @@ impl<'g> Matcher<'g> {
         // difference of two fixes has a deviation of sigma × √2.
         let tolerance = 4.0 * self.o.sigma;
         let mut any = false;
+        let top_emission = s.states[cur..].iter().map(|st| st.score).fold(f64::NEG_INFINITY, f64::max);
         s.best.clear();
         s.best.resize(s.states.len() - cur, (f64::NEG_INFINITY, u32::MAX));
         s.done.clear();
@@ -363,6 +364,11 @@ impl<'g> Matcher<'g> {
                 }
                 let arc_len = g.pieces[(sj.arc / 2) as usize].len;
                 for (n, st) in s.states[cur..].iter().enumerate() {
+                    // Scores here are emissions alone: one far below the
+                    // step's best cannot win.
+                    if st.score < top_emission - PRUNE {
+                        continue;
+                    }
                     let route = if st.arc == sj.arc && st.pos >= sj.pos - tolerance {
                         (st.pos - sj.pos).abs()
                     } else if st.arc / 2 == sj.arc / 2 && st.arc != sj.arc {
