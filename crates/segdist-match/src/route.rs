@@ -2,11 +2,10 @@
 //! farther than a limit, with scratch reused from search to search (only the
 //! nodes a search reached are reset).
 //!
-//! Why a search per step and no precomputed table (FMM's UBODT): between
-//! fixes 1–30 s apart the bound is a few hundred metres, so a search reaches
-//! tens of nodes; a table of every pair within such a bound costs memory
-//! quadratic in the local density and seconds to build for a city, which
-//! the 2 s build budget for 100,000 segments does not leave.
+//! Why a search per step and no precomputed table (FMM's UBODT): it needs
+//! no build, and between fixes 1–5 s apart its bound is tens of metres, so
+//! a search reaches few nodes; at 30 s FMM's table is faster (ARCHITECTURE.md,
+//! "Map matching").
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
