@@ -150,6 +150,8 @@ pub struct GraphBuilder {
     space: Space,
     junctions: Junctions,
     lines: Vec<(Vec<Vec<[f64; 2]>>, Direction)>,
+    /// Per line, its end nodes' ids when given ([`push_line_between`](Self::push_line_between)).
+    ends: Vec<Option<(u64, u64)>>,
 }
 
 impl GraphBuilder {
@@ -157,7 +159,7 @@ impl GraphBuilder {
     /// [`Junctions::SharedVertices`].
     #[must_use]
     pub fn new(space: Space) -> Self {
-        GraphBuilder { space, junctions: Junctions::default(), lines: Vec::new() }
+        GraphBuilder { space, junctions: Junctions::default(), lines: Vec::new(), ends: Vec::new() }
     }
 
     /// Which vertices are nodes.
@@ -170,6 +172,31 @@ impl GraphBuilder {
     /// Adds a line of one or more parts; returns its id (push order).
     pub fn push_line(&mut self, parts: Vec<Vec<[f64; 2]>>, direction: Direction) -> usize {
         self.lines.push((parts, direction));
+        self.ends.push(None);
+        self.lines.len() - 1
+    }
+
+    /// Adds a line of one part from node `from` to node `to`, as data with
+    /// node-id columns says (OpenStreetMap-derived networks, FMM's input):
+    /// lines with ids meet where their ids are equal, whatever their
+    /// coordinates, and only there (never at interior vertices, nor with
+    /// lines pushed without ids). Returns its id (push order).
+    ///
+    /// ```
+    /// use segdist_match::{Direction, GraphBuilder, Space};
+    /// let mut b = GraphBuilder::new(Space::Planar);
+    /// // Two lines that cross at (50, 0) without meeting (a bridge), and a
+    /// // third sharing node 2 with the first.
+    /// b.push_line_between(vec![[0.0, 0.0], [50.0, 0.0], [100.0, 0.0]], Direction::Both, 1, 2);
+    /// b.push_line_between(vec![[50.0, -50.0], [50.0, 0.0], [50.0, 50.0]], Direction::Both, 3, 4);
+    /// b.push_line_between(vec![[100.0, 0.0], [100.0, 80.0]], Direction::Forward, 2, 5);
+    /// let g = b.build()?;
+    /// assert_eq!((g.nodes(), g.pieces(), g.arcs()), (5, 3, 5));
+    /// # Ok::<(), segdist_match::GraphError>(())
+    /// ```
+    pub fn push_line_between(&mut self, vertices: Vec<[f64; 2]>, direction: Direction, from: u64, to: u64) -> usize {
+        self.lines.push((vec![vertices], direction));
+        self.ends.push(Some((from, to)));
         self.lines.len() - 1
     }
 
@@ -204,6 +231,13 @@ pub struct RoadGraph {
     pub(crate) out_start: Vec<u32>,
     pub(crate) out_arcs: Vec<u32>,
     search: Search,
+}
+
+/// What identifies a node: its coordinates, or an id from the data.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum NodeKey {
+    At((u64, u64)),
+    Id(u64),
 }
 
 /// Bit-exact coordinates, for finding shared vertices.
@@ -248,7 +282,10 @@ impl RoadGraph {
         // predecessor counts once).
         let mut seen: HashMap<(u64, u64), u32> = HashMap::new();
         if b.junctions == Junctions::SharedVertices {
-            for q in 0..part_start.len() - 1 {
+            // Lines with node ids take no part.
+            let coordinate_parts =
+                (0..b.lines.len()).filter(|&l| b.ends[l].is_none()).flat_map(|l| line_start[l]..line_start[l + 1]);
+            for q in coordinate_parts {
                 for v in part_start[q]..part_start[q + 1] {
                     if v > part_start[q] && key(vertices[v]) == key(vertices[v - 1]) {
                         continue;
@@ -257,10 +294,11 @@ impl RoadGraph {
                 }
             }
         }
-        let mut node_of: HashMap<(u64, u64), u32> = HashMap::new();
-        let mut node = |p: [f64; 2]| {
+        // Nodes by coordinates, and by id for lines that give them.
+        let mut node_of: HashMap<NodeKey, u32> = HashMap::new();
+        let mut node = |k: NodeKey| {
             let n = node_of.len() as u32;
-            *node_of.entry(key(p)).or_insert(n)
+            *node_of.entry(k).or_insert(n)
         };
 
         let mut pieces = Vec::new();
@@ -273,18 +311,16 @@ impl RoadGraph {
                 let (s, e) = (part_start[q], part_start[q + 1] - 1);
                 let mut v0 = s;
                 for v in s + 1..=e {
-                    let junction = v == e || seen.get(&key(vertices[v])).is_some_and(|&c| c > 1);
+                    let ids = b.ends[l];
+                    let junction = v == e || (ids.is_none() && seen.get(&key(vertices[v])).is_some_and(|&c| c > 1));
                     if !junction {
                         continue;
                     }
-                    pieces.push(Piece {
-                        line: l as u32,
-                        v0: v0 as u32,
-                        v1: v as u32,
-                        from: node(vertices[v0]),
-                        to: node(vertices[v]),
-                        len: cum[v] - cum[v0],
-                    });
+                    let (from, to) = match ids {
+                        Some((f, t)) => (node(NodeKey::Id(f)), node(NodeKey::Id(t))),
+                        None => (node(NodeKey::At(key(vertices[v0]))), node(NodeKey::At(key(vertices[v])))),
+                    };
+                    pieces.push(Piece { line: l as u32, v0: v0 as u32, v1: v as u32, from, to, len: cum[v] - cum[v0] });
                     open.push(*direction != Direction::Backward);
                     open.push(*direction != Direction::Forward);
                     v0 = v;

@@ -370,7 +370,10 @@ impl<'g> Matcher<'g> {
                         continue;
                     }
                     let route = if st.arc == sj.arc && st.pos >= sj.pos - tolerance {
-                        (st.pos - sj.pos).abs()
+                        // Back by noise: no distance driven, so a steady
+                        // reverse costs its straight distance every step
+                        // and a turn back soon wins.
+                        (st.pos - sj.pos).max(0.0)
                     } else if st.arc / 2 == sj.arc / 2 && st.arc != sj.arc {
                         // A turn back on the same piece.
                         (arc_len - st.pos - sj.pos).abs() + self.o.u_turn_penalty

@@ -290,3 +290,23 @@ fn bad_lines_and_options_are_errors() {
     let m = Matcher::new(&g, MatchOptions::default()).unwrap();
     assert!(m.match_trace(&fixes(&[[0.0, 0.0]]), false).unwrap().fixes[0].state == FixState::Unmatched);
 }
+
+#[test]
+fn node_ids_join_lines_and_nothing_else() {
+    // A crossing without a shared node (a bridge over a road), and a third
+    // line joined to the first by node 2.
+    let mut b = GraphBuilder::new(Space::Planar);
+    b.push_line_between(vec![[0.0, 0.0], [50.0, 0.0], [100.0, 0.0]], Direction::Both, 1, 2);
+    b.push_line_between(vec![[50.0, -50.0], [50.0, 0.0], [50.0, 50.0]], Direction::Both, 3, 4);
+    b.push_line_between(vec![[100.0, 0.0], [100.0, 80.0]], Direction::Both, 2, 5);
+    let g = b.build().unwrap();
+    let o = MatchOptions { radius: 15.0, ..Default::default() };
+    let m = Matcher::new(&g, o).unwrap();
+    // Turning off the bridge onto the road below: no route, a break.
+    let r = m.match_trace(&fixes(&[[20.0, 1.0], [45.0, 1.0], [51.0, 20.0], [51.0, 45.0]]), false).unwrap();
+    assert_eq!(r.fixes[2].state, FixState::Break);
+    // Turning at node 2: one sub-match.
+    let r = m.match_trace(&fixes(&[[60.0, 1.0], [90.0, 1.0], [101.0, 30.0], [101.0, 60.0]]), true).unwrap();
+    assert!(r.fixes.iter().all(|f| f.state == FixState::Matched), "{r:?}");
+    assert_eq!(r.paths[0].lines, [0, 2]);
+}
