@@ -122,9 +122,9 @@ pub struct Lines {
     pub feature_start: Vec<usize>,
     /// Every vertex had a z.
     pub has_z: bool,
-    /// Per feature, the value of the column or property asked for by
-    /// [`read_lines_with`] (`None` where absent or null).
-    pub attrs: Vec<Option<String>>,
+    /// Per feature, the values of the columns or properties asked for by
+    /// [`read_lines_with`], in their order (`None` where absent or null).
+    pub attrs: Vec<Vec<Option<String>>>,
 }
 
 impl Lines {
@@ -324,12 +324,12 @@ impl CsvCols {
 
 /// Reads every line feature of `path`.
 pub fn read_lines(path: &Path, opts: &InputOpts) -> Result<Lines> {
-    read_lines_with(path, opts, None)
+    read_lines_with(path, opts, &[])
 }
 
-/// [`read_lines`], keeping each feature's value of the CSV column or
-/// GeoJSON property `attr` in [`Lines::attrs`] (WKT has none).
-pub fn read_lines_with(path: &Path, opts: &InputOpts, attr: Option<&str>) -> Result<Lines> {
+/// [`read_lines`], keeping each feature's values of the CSV columns or
+/// GeoJSON properties `attrs` in [`Lines::attrs`] (WKT has none).
+pub fn read_lines_with(path: &Path, opts: &InputOpts, attrs: &[&str]) -> Result<Lines> {
     let format = Format::of(path, opts.lines_format)?;
     let (name, r, _) = open(path)?;
     let mut lines = Lines::new();
@@ -338,7 +338,8 @@ pub fn read_lines_with(path: &Path, opts: &InputOpts, attr: Option<&str>) -> Res
             let (mut rdr, header) = csv_reader(&name, r, opts.delimiter)?;
             let cols = CsvCols::find(&header, opts, &name, true)?;
             lines.lonlat_names = cols.lonlat;
-            let attr_col = attr.and_then(|a| header.iter().position(|h| h.trim() == a));
+            let attr_cols: Vec<Option<usize>> =
+                attrs.iter().map(|a| header.iter().position(|h| h.trim() == *a)).collect();
             let mut current: Option<String> = None;
             let mut run: Vec<Vec<f64>> = Vec::new();
             let mut first_line = 0;
@@ -358,7 +359,12 @@ pub fn read_lines_with(path: &Path, opts: &InputOpts, attr: Option<&str>) -> Res
                     flush(&mut lines, current.take(), &mut run, first_line)?;
                     first_line = rec.position().map_or(0, |p| p.line());
                     current = Some(id);
-                    lines.attrs.push(attr_col.and_then(|c| rec.get(c)).map(str::to_string).filter(|v| !v.is_empty()));
+                    lines.attrs.push(
+                        attr_cols
+                            .iter()
+                            .map(|c| c.and_then(|c| rec.get(c)).map(str::to_string).filter(|v| !v.is_empty()))
+                            .collect(),
+                    );
                 }
                 run.push(if cols.has_z { p.to_vec() } else { p[..2].to_vec() });
             }
@@ -371,12 +377,14 @@ pub fn read_lines_with(path: &Path, opts: &InputOpts, attr: Option<&str>) -> Res
                 let id = feature_id(&f, i, opts.id_property.as_deref());
                 let parts = line_parts(f.geometry.as_ref().map(|g| &g.value), &place)?;
                 lines.push(id, &parts, &place)?;
-                let value = attr.and_then(|a| f.properties.as_ref()?.get(a)).and_then(|v| match v {
-                    serde_json::Value::Null => None,
-                    serde_json::Value::String(s) => Some(s.clone()),
-                    other => Some(other.to_string()),
-                });
-                lines.attrs.push(value);
+                let value = |a: &str| {
+                    f.properties.as_ref()?.get(a).and_then(|v| match v {
+                        serde_json::Value::Null => None,
+                        serde_json::Value::String(s) => Some(s.clone()),
+                        other => Some(other.to_string()),
+                    })
+                };
+                lines.attrs.push(attrs.iter().map(|a| value(a)).collect());
             }
         }
         Format::Gpx => bail!("{name}: GPX holds traces, not lines (`segdist match --points` reads it)"),
@@ -389,7 +397,7 @@ pub fn read_lines_with(path: &Path, opts: &InputOpts, attr: Option<&str>) -> Res
                 let place = || format!("{name}: line {}", i + 1);
                 let parts = wkt_line_parts(&line, &place)?;
                 lines.push(i.to_string(), &parts, &place)?;
-                lines.attrs.push(None);
+                lines.attrs.push(vec![None; attrs.len()]);
             }
         }
     }

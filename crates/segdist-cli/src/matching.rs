@@ -68,6 +68,15 @@ pub struct MatchArgs {
     /// `ends`.
     #[arg(long, value_name = "RULE", default_value = "shared")]
     pub junctions: JunctionRule,
+    /// The lines' column or property holding the id of the node a line
+    /// starts at (with --to-column): lines then meet where these ids are
+    /// equal, and only there. Each line must then be one part and have both.
+    #[arg(long, value_name = "NAME", requires = "to_column")]
+    pub from_column: Option<String>,
+    /// The lines' column or property holding the id of the node a line
+    /// ends at (with --from-column).
+    #[arg(long, value_name = "NAME", requires = "from_column")]
+    pub to_column: Option<String>,
     /// Output CSV (default: stdout). Written whole or not at all.
     #[arg(short, long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -121,7 +130,11 @@ pub fn run(args: &MatchArgs) -> Result<()> {
     if args.k == 0 {
         bail!("--k must be at least 1");
     }
-    let lines = read_lines_with(&args.lines, &args.input, Some(&args.oneway))?;
+    let mut attrs = vec![args.oneway.as_str()];
+    if let (Some(f), Some(t)) = (&args.from_column, &args.to_column) {
+        attrs.extend([f.as_str(), t.as_str()]);
+    }
+    let lines = read_lines_with(&args.lines, &args.input, &attrs)?;
     let mut traces = TraceReader::open(args)?;
     let files = [(args.lines.as_path(), args.input.lines_format), (args.points.as_path(), args.input.points_format)];
     let geographic = geom::is_lonlat(files, lines.lonlat_names || traces.lonlat, args.geographic, args.planar);
@@ -135,7 +148,7 @@ pub fn run(args: &MatchArgs) -> Result<()> {
             }
         );
     }
-    let graph = build_graph(&lines, geographic, args.junctions)?;
+    let graph = build_graph(&lines, geographic, args)?;
     let options = MatchOptions {
         sigma: args.sigma,
         beta: args.beta,
@@ -201,19 +214,46 @@ pub fn run(args: &MatchArgs) -> Result<()> {
     out.finish()
 }
 
-/// The road graph of `lines`, one-way from their attribute.
-fn build_graph(lines: &Lines, geographic: bool, junctions: JunctionRule) -> Result<segdist_match::RoadGraph> {
+/// The road graph of `lines`: one-way from their first attribute; with
+/// node-id columns, joined by the ids in the next two.
+fn build_graph(lines: &Lines, geographic: bool, args: &MatchArgs) -> Result<segdist_match::RoadGraph> {
     let space = if geographic { Space::Geographic } else { Space::Planar };
-    let rule = match junctions {
+    let rule = match args.junctions {
         JunctionRule::Shared => Junctions::SharedVertices,
         JunctionRule::Ends => Junctions::Ends,
     };
     let mut b = GraphBuilder::new(space).junctions(rule);
+    // Node ids as the data spells them, numbered in order of appearance.
+    let mut ids: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+    let name = args.lines.display();
     for f in 0..lines.len() {
-        let parts: Vec<Vec<[f64; 2]>> =
+        let mut parts: Vec<Vec<[f64; 2]>> =
             lines.parts(f).map(|r| lines.vertices[r].iter().map(|v| [v[0], v[1]]).collect()).collect();
-        let dir = lines.attrs.get(f).and_then(Option::as_deref).map_or(Direction::Both, Direction::from_oneway);
-        b.push_line(parts, dir);
+        let attr = |i: usize| lines.attrs.get(f).and_then(|a| a.get(i)).and_then(Option::as_deref);
+        let dir = attr(0).map_or(Direction::Both, Direction::from_oneway);
+        match (&args.from_column, &args.to_column) {
+            (Some(fc), Some(tc)) => {
+                let line = &lines.ids[f];
+                let (Some(from), Some(to)) = (attr(1), attr(2)) else {
+                    bail!(
+                        "{name}: line {line:?} has no {} (--from-column/--to-column)",
+                        if attr(1).is_none() { fc } else { tc }
+                    );
+                };
+                if parts.len() != 1 {
+                    bail!("{name}: line {line:?} has {} parts; with node ids a line must be one", parts.len());
+                }
+                let mut id = |s: &str| {
+                    let n = ids.len() as u64;
+                    *ids.entry(s.to_string()).or_insert(n)
+                };
+                let (from, to) = (id(from), id(to));
+                b.push_line_between(parts.pop().expect("one part"), dir, from, to);
+            }
+            _ => {
+                b.push_line(parts, dir);
+            }
+        }
     }
     b.build().map_err(|e| match e {
         segdist_match::GraphError::BadVertex { line, part, vertex } => {

@@ -233,3 +233,33 @@ fn match_reads_gpx_tracks_with_their_times() {
     assert!(e.contains("back.gpx: track 0, segment 0, point 1: the time goes back"), "{e}");
     assert!(!dir.path().join("out.csv").exists());
 }
+
+#[test]
+fn match_joins_lines_by_node_id_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    // A bridge (B) over a road (R) at (50, 0) sharing a vertex there but no
+    // node; R continues into S at node n2.
+    let roads = "id,x,y,u,v\nR,0,0,n1,n2\nR,50,0,n1,n2\nR,100,0,n1,n2\nB,50,-50,n3,n4\nB,50,0,n3,n4\nB,50,50,n3,n4\nS,100,0,n2,n5\nS,100,80,n2,n5\n";
+    std::fs::write(dir.path().join("roads.csv"), roads).unwrap();
+    std::fs::write(dir.path().join("turn.csv"), "x,y\n20,1\n45,1\n51,20\n51,45\n").unwrap();
+    let args = ["match", "-q", "--points", "turn.csv", "--lines", "roads.csv", "--radius", "15"];
+    let states =
+        |text: &str| text.lines().skip(1).map(|r| r.rsplit(',').next().unwrap().to_string()).collect::<Vec<_>>();
+    // By coordinates the shared vertex joins them: one sub-match.
+    let text = ok(&run(dir.path(), &args));
+    assert_eq!(states(&text), ["matched"; 4]);
+    // By node ids they do not meet: a break where the trace turns.
+    let text = ok(&run(dir.path(), &[&args[..], &["--from-column", "u", "--to-column", "v"]].concat()));
+    assert_eq!(states(&text), ["matched", "matched", "break", "matched"]);
+    std::fs::write(dir.path().join("bad.csv"), "id,x,y,u,v\nR,0,0,n1,\nR,100,0,n1,\n").unwrap();
+    let o = run(
+        dir.path(),
+        &["match", "--points", "turn.csv", "--lines", "bad.csv", "--from-column", "u", "--to-column", "v"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("bad.csv: line \"R\" has no v"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

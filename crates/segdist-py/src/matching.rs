@@ -22,19 +22,30 @@ pub struct RoadNetwork {
 impl RoadNetwork {
     /// Builds from `coords` (`(V, 2)` float64) and `offsets` (the first
     /// vertex of each line, then `V`), `oneway` (int8 per line: 0 both
-    /// ways, 1 along the vertex order, -1 against it).
+    /// ways, 1 along the vertex order, -1 against it), and optionally the
+    /// node ids of each line's ends (`from_node`, `to_node`: int64 per
+    /// line, or both empty).
     #[new]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         coords: PyReadonlyArray2<'_, f64>,
         offsets: PyReadonlyArray1<'_, i64>,
         oneway: PyReadonlyArray1<'_, i8>,
+        from_node: PyReadonlyArray1<'_, i64>,
+        to_node: PyReadonlyArray1<'_, i64>,
         geographic: bool,
         shared_vertices: bool,
     ) -> PyResult<Self> {
         let coords = rows::<f64, 2>(&coords, "coords")?;
         let offsets = column(&offsets, "offsets")?;
         let oneway = column(&oneway, "oneway")?;
+        let (from_node, to_node) = (column(&from_node, "from_node")?, column(&to_node, "to_node")?);
+        if from_node.len() != to_node.len() || !(from_node.is_empty() || from_node.len() == oneway.len()) {
+            return Err(PyValueError::new_err(
+                "from_node and to_node must both have one id per line, or both be empty",
+            ));
+        }
         if offsets.first() != Some(&0)
             || offsets.windows(2).any(|w| w[1] < w[0])
             || usize::try_from(*offsets.last().unwrap_or(&0)).ok() != Some(coords.len())
@@ -53,13 +64,19 @@ impl RoadNetwork {
         let space = if geographic { Space::Geographic } else { Space::Planar };
         let rule = if shared_vertices { Junctions::SharedVertices } else { Junctions::Ends };
         let mut b = GraphBuilder::new(space).junctions(rule);
-        for (w, &d) in offsets.windows(2).zip(oneway) {
+        for (l, (w, &d)) in offsets.windows(2).zip(oneway).enumerate() {
             let dir = match d {
                 1 => Direction::Forward,
                 -1 => Direction::Backward,
                 _ => Direction::Both,
             };
-            b.push_line(vec![coords[w[0] as usize..w[1] as usize].to_vec()], dir);
+            let vertices = coords[w[0] as usize..w[1] as usize].to_vec();
+            if from_node.is_empty() {
+                b.push_line(vec![vertices], dir);
+            } else {
+                // Ids are opaque: their bits, signed or not.
+                b.push_line_between(vertices, dir, from_node[l] as u64, to_node[l] as u64);
+            }
         }
         let graph = py.detach(|| b.build()).map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(RoadNetwork { graph })

@@ -109,3 +109,15 @@ def test_errors():
         segdist.RoadNetwork([[[0, 0]]])
     with pytest.raises(ValueError, match="junctions"):
         segdist.RoadNetwork([[[0, 0], [1, 0]]], junctions="all")
+
+
+def test_node_ids_join_lines_and_nothing_else():
+    lines = [[[0, 0], [50, 0], [100, 0]], [[50, -50], [50, 0], [50, 50]], [[100, 0], [100, 80]]]
+    turn = [[20, 1], [45, 1], [51, 20], [51, 45]]
+    shared = segdist.RoadNetwork(lines)
+    assert shared.match([0] * 4, turn, radius=15.0).state.tolist() == ["matched"] * 4
+    bridge = segdist.RoadNetwork(lines, nodes=([1, 3, 2], [2, 4, 5]))
+    assert (bridge.nodes, bridge.arcs) == (5, 6)
+    assert bridge.match([0] * 4, turn, radius=15.0).state.tolist() == ["matched", "matched", "break", "matched"]
+    with pytest.raises(ValueError, match="one id per line"):
+        segdist.RoadNetwork(lines, nodes=([1], [2]))

@@ -733,7 +733,9 @@ class RoadNetwork:
     ``geographic`` takes coordinates as lon/lat and works in metres on
     WGS84. Lines meet where their ends, or any of their vertices
     (``junctions="shared"``, as in OpenStreetMap), have equal coordinates;
-    ``junctions="ends"`` joins them at ends only.
+    ``junctions="ends"`` joins them at ends only. With ``nodes=(from_ids,
+    to_ids)`` (integers, one each per line) lines meet where those ids are
+    equal, and only there.
 
     >>> import numpy as np, segdist
     >>> net = segdist.RoadNetwork([[[0, 0], [100, 0]], [[100, 0], [200, 0]], [[100, 0], [100, 100]]])
@@ -744,7 +746,7 @@ class RoadNetwork:
 
     __slots__ = ("_native",)
 
-    def __init__(self, lines, oneway=None, *, geographic: bool = False, junctions: str = "shared"):
+    def __init__(self, lines, oneway=None, *, nodes=None, geographic: bool = False, junctions: str = "shared"):
         arrays = [np.asarray(line, dtype=np.float64) for line in lines]
         for i, a in enumerate(arrays):
             if a.ndim != 2 or a.shape[1] != 2:
@@ -757,7 +759,11 @@ class RoadNetwork:
             codes = np.array([_oneway_code(v) for v in oneway], dtype=np.int8)
         if junctions not in ("shared", "ends"):
             raise ValueError(f"junctions must be 'shared' or 'ends', not {junctions!r}")
-        self._native = _segdist.RoadNetwork(coords, offsets, codes, bool(geographic), junctions == "shared")
+        if nodes is None:
+            src = dst = np.zeros(0, dtype=np.int64)
+        else:
+            src, dst = (np.ascontiguousarray(np.asarray(a).reshape(-1), dtype=np.int64) for a in nodes)
+        self._native = _segdist.RoadNetwork(coords, offsets, codes, src, dst, bool(geographic), junctions == "shared")
 
     @property
     def nodes(self) -> int:

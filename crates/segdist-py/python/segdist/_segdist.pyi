@@ -78,6 +78,8 @@ class RoadNetwork:
         coords: npt.NDArray[np.float64],
         offsets: npt.NDArray[np.int64],
         oneway: npt.NDArray[np.int8],
+        from_node: npt.NDArray[np.int64],
+        to_node: npt.NDArray[np.int64],
         geographic: bool,
         shared_vertices: bool,
     ) -> None: ...
