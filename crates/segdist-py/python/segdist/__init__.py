@@ -58,6 +58,7 @@ __all__ = [
     "Polyline",
     "RoadNetwork",
     "Matched",
+    "match",
     "isa",
     "__version__",
 ]
@@ -813,3 +814,29 @@ class RoadNetwork:
         r = max(5.0 * sigma, 50.0) if radius is None else float(radius)
         cols = self._native.match_traces(codes, pts, t, float(sigma), float(beta), r, int(k), float(max_speed), threads)
         return Matched(*cols[:9], _STATES[cols[9]])
+
+
+def match(
+    lines,
+    trace,
+    xy,
+    time=None,
+    *,
+    oneway=None,
+    nodes=None,
+    geographic: bool = False,
+    junctions: str = "shared",
+    **options,
+) -> Matched:
+    """Map matching in one call: ``RoadNetwork(lines, oneway, nodes=nodes,
+    geographic=geographic, junctions=junctions).match(trace, xy, time,
+    **options)``. Build a :class:`RoadNetwork` once instead when matching
+    many batches against the same roads.
+
+    >>> import segdist
+    >>> roads = [[[0, 0], [500, 0]], [[0, 30], [500, 30]], [[0, 0], [0, 30]], [[500, 0], [500, 30]]]
+    >>> segdist.match(roads, [1] * 4, [[50, 2], [150, -3], [250, 17], [350, 1]], sigma=5.0).line
+    array([0, 0, 0, 0])
+    """
+    net = RoadNetwork(lines, oneway, nodes=nodes, geographic=geographic, junctions=junctions)
+    return net.match(trace, xy, time, **options)
