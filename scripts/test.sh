@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test of the project: the Rust workspace (unit, integration and doc
-# tests, and the README's examples), the collision layer's optional
-# features and its example, the SQL crate (its own workspace), then the
+# tests, and the README's examples), the collision layer's and the index's
+# optional features and the collision example, the SQL crate (its own workspace), then the
 # Python package's suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +12,9 @@ cargo test --workspace --locked
 # crossing).
 cargo test -p segdist-collide --features glam,mint --locked --test interop
 cargo run --release --locked -p segdist-collide --example crowd -- --agents 2000 --frames 60 --size 60 --out target/crowd-test.svg
+# The index's optional geo-types conversions.
+cargo test -p segdist-index --features geo-types --locked --test geo_types
+cargo test -p segdist-index --features geo-types --locked --doc geo
 # segdist-sql: its own workspace (DataFusion and Ballista), debug profile;
 # its tests start a real scheduler and two executors on loopback.
 cargo test --manifest-path crates/segdist-sql/Cargo.toml --locked

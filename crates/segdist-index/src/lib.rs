@@ -50,6 +50,8 @@
 
 mod batch;
 mod build;
+#[cfg(feature = "geo-types")]
+mod geo;
 mod hilbert;
 mod index;
 // Public for segdist-py's output columns; not part of the API.
