@@ -4,6 +4,8 @@
 //! pipe on stdout (`segdist pairs big.csv | head`) exits quietly with 0.
 
 mod demo;
+#[cfg(test)]
+mod fuzz;
 mod geo;
 mod geom;
 mod locate;

@@ -106,7 +106,7 @@ pub enum JunctionRule {
 }
 
 /// One trace as read: its id, and its fixes with their ids.
-struct Trace {
+pub(crate) struct Trace {
     id: String,
     ids: Vec<String>,
     fixes: Vec<Fix>,
@@ -322,7 +322,7 @@ fn write_paths(o: &mut Output, first: &mut bool, t: &Trace, r: &MatchedTrace, li
 }
 
 /// Traces streamed from CSV rows or GeoJSON features.
-struct TraceReader {
+pub(crate) struct TraceReader {
     kind: Kind,
     name: String,
     len: Option<u64>,
@@ -355,7 +355,7 @@ enum Kind {
 }
 
 impl TraceReader {
-    fn open(args: &MatchArgs) -> Result<TraceReader> {
+    pub(crate) fn open(args: &MatchArgs) -> Result<TraceReader> {
         let format = Format::of(&args.points, args.input.points_format)?;
         let (name, r, len) = geom::open(&args.points)?;
         let (kind, lonlat) = match format {
@@ -394,7 +394,7 @@ impl TraceReader {
 
     /// Whole traces of about [`BATCH`] fixes in all into `out` (cleared
     /// first); `true` once the input is done.
-    fn next_batch(&mut self, out: &mut Vec<Trace>) -> Result<bool> {
+    pub(crate) fn next_batch(&mut self, out: &mut Vec<Trace>) -> Result<bool> {
         out.clear();
         let mut fixes = 0;
         while fixes < BATCH {

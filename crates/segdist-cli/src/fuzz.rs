@@ -1,0 +1,128 @@
+//! Mutation fuzzing of every reader (a test module): valid CSV, GeoJSON,
+//! WKT and GPX inputs, bytes flipped, inserted, deleted, duplicated or cut
+//! at random, fed to the line reader, the point reader and the trace
+//! reader. None may panic, and every error must name the file.
+//!
+//! `SEGDIST_FUZZ=100000 cargo test -p segdist-cli --release fuzz` runs
+//! longer (the default is 2,000 inputs per format and reader).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use clap::Parser;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::geom::{read_lines, InputOpts, PointReader};
+use crate::matching::MatchArgs;
+
+const CSV_LINES: &str = "id,x,y,oneway\nA,0,0,yes\nA,10,0,yes\nB,10,0,\nB,10,10,\n";
+const CSV_POINTS: &str = "trace,time,id,lon,lat\nt1,0,1,24.9,60.1\nt1,1,2,24.91,60.1\nt2,5,3,24.92,60.11\n";
+const GEOJSON: &str = r#"{"type":"FeatureCollection","features":[
+{"type":"Feature","id":"a","properties":{"oneway":"yes"},"geometry":{"type":"LineString","coordinates":[[24.9,60.1],[24.91,60.1]]}},
+{"type":"Feature","properties":{"name":"p"},"geometry":{"type":"MultiPoint","coordinates":[[24.9,60.1],[24.95,60.12]]}}]}"#;
+const WKT: &str = "LINESTRING (0 0, 10 0, 10 10)\nMULTILINESTRING ((0 1, 1 1), (2 2, 3 3))\nPOINT (1 2)\n";
+const GPX: &str = r#"<?xml version="1.0"?>
+<gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><trk><name>a</name><trkseg>
+<trkpt lat="60.1" lon="24.9"><time>2026-11-25T08:00:00Z</time></trkpt>
+<trkpt lat="60.2" lon="24.91"><time>2026-11-25T08:00:05Z</time></trkpt></trkseg></trk></gpx>"#;
+
+fn mutate(rng: &mut ChaCha8Rng, seed: &[u8]) -> Vec<u8> {
+    let mut b = seed.to_vec();
+    for _ in 0..rng.gen_range(1..6) {
+        let i = rng.gen_range(0..=b.len());
+        match rng.gen_range(0..6) {
+            0 if i < b.len() => b[i] ^= 1 << rng.gen_range(0..8),
+            1 => b.insert(i, *b"\",\n{}[]-.0e9\x00\xff:".get(rng.gen_range(0..19)).unwrap_or(&b'x')),
+            2 if i < b.len() => {
+                b.remove(i);
+            }
+            3 => b.truncate(i),
+            4 if i < b.len() => {
+                let j = rng.gen_range(i..b.len());
+                let piece = b[i..=j].to_vec();
+                b.splice(i..i, piece);
+            }
+            _ => b.insert(i, rng.gen()),
+        }
+    }
+    b
+}
+
+fn opts() -> InputOpts {
+    #[derive(Parser)]
+    struct O {
+        #[command(flatten)]
+        input: InputOpts,
+    }
+    O::parse_from(["t"]).input
+}
+
+/// Runs `read` on `n` mutations of `seed` written to `dir/name`: no panic,
+/// and every error names the file.
+fn fuzz(dir: &Path, name: &str, seed: &str, n: usize, read: &dyn Fn(&Path) -> anyhow::Result<()>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(name.len() as u64 * 7919);
+    let path = dir.join(name);
+    read(&{
+        std::fs::write(&path, seed).unwrap();
+        path.clone()
+    })
+    .unwrap_or_else(|e| panic!("the seed {name} must read: {e:#}"));
+    for _ in 0..n {
+        let input = mutate(&mut rng, seed.as_bytes());
+        std::fs::write(&path, &input).unwrap();
+        match catch_unwind(AssertUnwindSafe(|| read(&path))) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                let text = format!("{e:#}");
+                assert!(text.contains(name), "{name}: an error that does not name the file: {text}\ninput: {input:?}");
+            }
+            Err(_) => panic!("{name}: a reader panicked on {:?}", String::from_utf8_lossy(&input)),
+        }
+    }
+}
+
+#[test]
+fn no_reader_panics_and_every_error_names_the_file() {
+    let n: usize = std::env::var("SEGDIST_FUZZ").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts();
+    let lines = |p: &Path| read_lines(p, &o).map(|_| ());
+    let points = |p: &Path| -> anyhow::Result<()> {
+        let mut r = PointReader::open(p, &o)?;
+        let mut chunk = Vec::new();
+        loop {
+            r.next_chunk(2, &mut chunk)?;
+            if chunk.is_empty() {
+                return Ok(());
+            }
+        }
+    };
+    let traces = |p: &Path| -> anyhow::Result<()> {
+        #[derive(Parser)]
+        struct M {
+            #[command(flatten)]
+            args: MatchArgs,
+        }
+        let args = M::parse_from(["match", "--points", p.to_str().unwrap(), "--lines", "unused.csv"]).args;
+        let mut r = crate::matching::TraceReader::open(&args)?;
+        let mut batch = Vec::new();
+        while !r.next_batch(&mut batch)? {}
+        Ok(())
+    };
+    fuzz(dir.path(), "lines.csv", CSV_LINES, n, &lines);
+    fuzz(
+        dir.path(),
+        "lines.geojson",
+        GEOJSON.split("},\n{").next().map(|f| format!("{f}}}]}}")).as_deref().unwrap(),
+        n,
+        &lines,
+    );
+    fuzz(dir.path(), "lines.wkt", &WKT[..WKT.find("POINT").unwrap()], n, &lines);
+    fuzz(dir.path(), "points.csv", CSV_POINTS, n, &points);
+    fuzz(dir.path(), "points.geojson", &GEOJSON.replace("LineString", "MultiPoint"), n, &points);
+    fuzz(dir.path(), "points.wkt", "POINT (1 2)\nMULTIPOINT ((3 4), (5 6))\n", n, &points);
+    fuzz(dir.path(), "traces.csv", CSV_POINTS, n, &traces);
+    fuzz(dir.path(), "traces.geojson", &GEOJSON.replace("LineString", "MultiPoint"), n, &traces);
+    fuzz(dir.path(), "traces.gpx", GPX, n, &traces);
+}
