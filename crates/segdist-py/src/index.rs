@@ -37,7 +37,7 @@ struct Features<const D: usize> {
     single: Vec<u64>,
 }
 
-fn offsets(arr: &[i64], len: usize, what: &str) -> PyResult<Vec<usize>> {
+pub(crate) fn offsets(arr: &[i64], len: usize, what: &str) -> PyResult<Vec<usize>> {
     let bad = |why: String| PyValueError::new_err(format!("{what}: {why}"));
     if arr.first() != Some(&0) {
         return Err(bad("must start at 0".into()));

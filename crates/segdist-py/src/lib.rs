@@ -12,10 +12,12 @@
 //!   (segment, point) pairs, over `segdist::batch`.
 //! - [`index`]: `SegmentIndex` and `Polyline`, over `segdist-index`.
 //! - [`matching`]: `RoadNetwork`, map matching over `segdist-match`.
+//! - [`geo`]: `geodesic` and `GeoIndex`, lon/lat in metres over `segdist-geo`.
 
 use pyo3::prelude::*;
 
 mod arrays;
+mod geo;
 mod index;
 mod kernels;
 mod matching;
@@ -28,6 +30,8 @@ fn _segdist(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<index::SegmentIndex>()?;
     m.add_class::<index::Polyline>()?;
     m.add_class::<matching::RoadNetwork>()?;
+    m.add_function(wrap_pyfunction!(geo::geodesic, m)?)?;
+    m.add_class::<geo::GeoIndex>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
