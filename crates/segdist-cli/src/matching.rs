@@ -168,8 +168,10 @@ pub fn run(args: &MatchArgs) -> Result<()> {
         }
         None => None,
     };
-    let (x, y) = if geographic { ("lon", "lat") } else { ("x", "y") };
-    writeln!(out, "trace_id,point_id,line_id,part,segment,t,distance,{x},{y},along,sub_match,state")?;
+    // As `snap` names them: metres and lon/lat when geographic.
+    let (d, x, y, along) =
+        if geographic { ("distance_m", "lon", "lat", "along_m") } else { ("distance", "x", "y", "along") };
+    writeln!(out, "trace_id,point_id,line_id,part,segment,t,{d},{x},{y},{along},sub_match,state")?;
     let pb = progress_bar(args.quiet, traces.len);
     let mut batch: Vec<Trace> = Vec::new();
     loop {
