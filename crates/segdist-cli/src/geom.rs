@@ -55,6 +55,18 @@ pub fn is_lonlat(files: [(&Path, Option<Format>); 2], lonlat_names: bool, geogra
                     .any(|(p, f)| Format::of(p, *f).is_ok_and(|f| matches!(f, Format::Geojson | Format::Gpx)))))
 }
 
+/// Says on stderr how coordinates are taken (see [`is_lonlat`]).
+pub fn say_mode(geographic: bool) {
+    eprintln!(
+        "segdist: {}",
+        if geographic {
+            "geographic: lon/lat, distances in metres on the WGS84 ellipsoid (--planar to use the numbers as they are)"
+        } else {
+            "planar: distances in the coordinates' own units (--geographic for lon/lat in metres)"
+        }
+    );
+}
+
 /// Checks that every point of a chunk has a latitude in [-90, 90].
 pub fn check_latitudes(name: &str, chunk: &[Pt]) -> Result<()> {
     if let Some(p) = chunk.iter().find(|p| p.p[1].abs() > 90.0) {

@@ -139,14 +139,7 @@ pub fn run(args: &MatchArgs) -> Result<()> {
     let files = [(args.lines.as_path(), args.input.lines_format), (args.points.as_path(), args.input.points_format)];
     let geographic = geom::is_lonlat(files, lines.lonlat_names || traces.lonlat, args.geographic, args.planar);
     if !args.quiet {
-        eprintln!(
-            "segdist: {}",
-            if geographic {
-                "geographic: lon/lat, distances in metres on the WGS84 ellipsoid (--planar to use the numbers as they are)"
-            } else {
-                "planar: distances in the coordinates' own units (--geographic for lon/lat in metres)"
-            }
-        );
+        crate::geom::say_mode(geographic);
     }
     let graph = build_graph(&lines, geographic, args)?;
     let options = MatchOptions {

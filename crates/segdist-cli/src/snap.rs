@@ -131,14 +131,7 @@ pub fn run(args: &SnapArgs) -> Result<()> {
     let geographic =
         crate::geom::is_lonlat(files, lines.lonlat_names || points.lonlat_names(), args.geographic, args.planar);
     if !args.quiet {
-        eprintln!(
-            "segdist: {}",
-            if geographic {
-                "geographic: lon/lat, distances in metres on the WGS84 ellipsoid (--planar to use the numbers as they are)"
-            } else {
-                "planar: distances in the coordinates' own units (--geographic for lon/lat in metres)"
-            }
-        );
+        crate::geom::say_mode(geographic);
     }
     let mut out = Output::open(args.out.as_deref())?;
     if geographic {
