@@ -36,8 +36,9 @@ pub struct MatchArgs {
     /// it the whole file is one trace). Rows of a trace must be consecutive.
     #[arg(long, value_name = "NAME")]
     pub trace_column: Option<String>,
-    /// CSV column of the fix's time in seconds (default: `time` when
-    /// present). Times must not go back within a trace.
+    /// CSV column of the fix's time: seconds, or RFC 3339 timestamps such
+    /// as 2026-11-25T08:00:05Z (default: `time` when present). Times must
+    /// not go back within a trace.
     #[arg(long, value_name = "NAME")]
     pub time_column: Option<String>,
     /// GPS noise, standard deviation (metres when geographic).
@@ -423,9 +424,9 @@ impl TraceReader {
                     let time = match time {
                         Some(c) => {
                             let raw = text(*c);
-                            let v: f64 = raw.trim().parse().map_err(|_| {
+                            let v = seconds(raw.trim()).ok_or_else(|| {
                                 anyhow!(
-                                    "{name}: line {line}, column {} ({}): cannot read {raw:?} as seconds",
+                                    "{name}: line {line}, column {} ({}): cannot read {raw:?} as seconds or an RFC 3339 time",
                                     *c + 1,
                                     header.get(*c).unwrap_or("")
                                 )
@@ -493,6 +494,16 @@ impl TraceReader {
             }
         }
     }
+}
+
+/// A time column's value in seconds: a number as it is, or an RFC 3339
+/// timestamp (`2026-11-25T08:00:05Z`, `…+02:00`, fractions of a second) as
+/// seconds since 1970 (UTC).
+fn seconds(raw: &str) -> Option<f64> {
+    raw.parse().ok().or_else(|| {
+        let t = time::OffsetDateTime::parse(raw, &time::format_description::well_known::Rfc3339).ok()?;
+        Some(t.unix_timestamp_nanos() as f64 * 1e-9)
+    })
 }
 
 /// Every track segment of a GPX file as a trace: id `NAME` (the track's

@@ -161,7 +161,12 @@ fn bad_traces_name_the_place_and_leave_nothing() {
         (
             "time.csv",
             "trace,time,x,y\na,noon,1,0\n",
-            "time.csv: line 2, column 2 (time): cannot read \"noon\" as seconds",
+            "time.csv: line 2, column 2 (time): cannot read \"noon\" as seconds or an RFC 3339 time",
+        ),
+        (
+            "iso.csv",
+            "trace,time,x,y\na,2026-11-25T08:00:05Z,1,0\na,2026-11-25T10:00:04+02:00,2,0\n",
+            "iso.csv: line 3: the time goes back from the fix before (trace \"a\")",
         ),
         ("num.csv", "trace,x,y\na,1,zero\n", "num.csv: line 2, column 3 (y): cannot read \"zero\" as a number"),
     ];
@@ -183,6 +188,10 @@ fn bad_traces_name_the_place_and_leave_nothing() {
             .collect();
         assert!(left.is_empty(), "{left:?}");
     }
+    // RFC 3339 times in order are read as seconds.
+    let iso = "trace,time,x,y\na,2026-11-25T08:00:05Z,1,0\na,2026-11-25T10:00:06.5+02:00,2,0\n";
+    std::fs::write(dir.path().join("iso_ok.csv"), iso).unwrap();
+    ok(&run(dir.path(), &["match", "--points", "iso_ok.csv", "--lines", "roads.csv"]));
     let o = run(dir.path(), &["match", "--points", "again.csv", "--lines", "roads.csv", "--sigma", "0"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--sigma must be a number > 0"));
