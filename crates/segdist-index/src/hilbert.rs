@@ -54,6 +54,7 @@ impl<const D: usize> Curve<D> {
     /// through the same table; a batch's scalar keys cost ~140 instructions a
     /// point more).
     pub(crate) fn sort_keys(&self, points: &[[f64; D]], bits: u32, first: usize, out: &mut [u64]) {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut done = 0;
         #[cfg(target_arch = "x86_64")]
         if D == 2 && std::is_x86_feature_detected!("avx512f") {

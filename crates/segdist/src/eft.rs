@@ -18,6 +18,7 @@ pub(crate) trait Arith: Copy {
 }
 
 /// Exact product through a hardware fused multiply-add.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[derive(Clone, Copy)]
 pub(crate) struct Fma;
 

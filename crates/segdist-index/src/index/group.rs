@@ -462,6 +462,7 @@ impl<const D: usize> Index<D> {
         g: &mut Group<D>,
     ) -> f64 {
         let mut m = bbox.0.iter().chain(&bbox.1).fold(0.0f64, |m, c| m.max(c.abs()));
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_labels))]
         let far = 'far: {
             #[cfg(target_arch = "x86_64")]
             if std::is_x86_feature_detected!("avx512f") {
