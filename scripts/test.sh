@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every test of the project: the Rust workspace (unit, integration and doc
 # tests, and the README's examples), the collision layer's and the index's
-# optional features and the collision example, the SQL crate (its own workspace), then the
-# Python package's suite.
+# optional features and the collision example, the SQL crate (its own workspace), the
+# Python package's suite, then the interactive page in a real browser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,3 +19,9 @@ cargo test -p segdist-index --features geo-types --locked --doc geo
 # its tests start a real scheduler and two executors on loopback.
 cargo test --manifest-path crates/segdist-sql/Cargo.toml --locked
 scripts/test-python.sh
+# The interactive page: segdist-wasm built for WebAssembly and the page
+# tested in Chromium against the CLI. The first run installs the toolchain
+# and the browser (as root, or through sudo); SEGDIST_SKIP_PAGE=1 skips it.
+if [[ "${SEGDIST_SKIP_PAGE:-}" != 1 ]]; then
+    scripts/page.sh test
+fi
