@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use segdist::{Line, Region, Scalar, Segment};
+use segdist::Segment;
 
 fn cases_per_family() -> usize {
     let k: usize = std::env::var("SEGDIST_SWEEP").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
@@ -16,74 +16,6 @@ fn cases_per_family() -> usize {
 
 fn seed() -> u64 {
     std::env::var("SEGDIST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20261122)
-}
-
-fn fmt<T: std::fmt::Debug, const D: usize>(a: &[T; D], b: &[T; D], p: &[T; D]) -> String {
-    format!("a={a:?} b={b:?} p={p:?}")
-}
-
-/// Checks one segment query in type `T` against the exact projection of the
-/// (exactly widened) inputs.
-fn check_segment<T: Scalar + F, const D: usize>(a: [T; D], b: [T; D], p: [T; D]) -> Result<(), String> {
-    let w = |x: [T; D]| x.map(|v| v.to_f64());
-    let ex = exact(w(a), w(b), w(p), false);
-    let s = Segment::new(a, b);
-    let r = s.closest_point(p);
-    let ctx = || fmt(&a, &b, &p);
-    if r.region != ex.region {
-        return Err(format!("region {:?} != {:?}: {}", r.region, ex.region, ctx()));
-    }
-    if !faithful(r.t, &ex.t) {
-        return Err(format!("t {:?} not faithful ({}): {}", r.t, to_f64_approx(&ex.t), ctx()));
-    }
-    for i in 0..D {
-        if !faithful(r.point[i], &ex.point[i]) {
-            return Err(format!("q[{i}] {:?} not faithful ({}): {}", r.point[i], to_f64_approx(&ex.point[i]), ctx()));
-        }
-    }
-    match ex.region {
-        Region::Start if r.point != a || r.t != T::ZERO => {
-            return Err(format!("start vertex not bit-exact: {}", ctx()));
-        }
-        Region::End if r.point != b || r.t != T::ONE => {
-            return Err(format!("end vertex not bit-exact: {}", ctx()));
-        }
-        _ => {}
-    }
-    if !faithful(r.distance_squared, &ex.d2) {
-        return Err(format!("d2 {:?} not faithful ({}): {}", r.distance_squared, to_f64_approx(&ex.d2), ctx()));
-    }
-    if !faithful_sqrt(r.distance, &ex.d2) {
-        return Err(format!("d {:?} not faithful: {}", r.distance, ctx()));
-    }
-    // The distance-only entry points agree with the full projection.
-    if s.distance(p) != r.distance || s.distance_squared(p) != r.distance_squared {
-        return Err(format!("distance-only calls disagree with closest_point: {}", ctx()));
-    }
-    Ok(())
-}
-
-fn check_line<T: Scalar + F, const D: usize>(a: [T; D], b: [T; D], p: [T; D]) -> Result<(), String> {
-    let w = |x: [T; D]| x.map(|v| v.to_f64());
-    let ex = exact(w(a), w(b), w(p), true);
-    let l = Line::new(a, b);
-    let r = l.closest_point(p);
-    let ctx = || fmt(&a, &b, &p);
-    if !faithful(r.t, &ex.t) {
-        return Err(format!("line t {:?} not faithful ({}): {}", r.t, to_f64_approx(&ex.t), ctx()));
-    }
-    for i in 0..D {
-        if !faithful(r.point[i], &ex.point[i]) {
-            return Err(format!("line q[{i}] {:?} not faithful: {}", r.point[i], ctx()));
-        }
-    }
-    if !faithful(r.distance_squared, &ex.d2) || !faithful_sqrt(r.distance, &ex.d2) {
-        return Err(format!("line d/d2 {:?}/{:?} not faithful: {}", r.distance, r.distance_squared, ctx()));
-    }
-    if l.distance(p) != r.distance || l.distance_squared(p) != r.distance_squared {
-        return Err(format!("line distance-only calls disagree: {}", ctx()));
-    }
-    Ok(())
 }
 
 fn run_families<const D: usize>(f32_too: bool) {

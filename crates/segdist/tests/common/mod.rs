@@ -13,6 +13,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use segdist::Region;
 
+mod checks;
+#[allow(unused_imports)]
+pub use checks::*;
+
 pub type Q = BigRational;
 
 /// The exact value of a finite float.

@@ -1,0 +1,142 @@
+//! The index against brute force, shared by the tests and the fuzz target
+//! (`fuzz/`): every query answered by a scan of all segments with segdist's
+//! accurate kernel, ranked by (distance, id), must give the same feature,
+//! part, segment and the same bits.
+#![allow(dead_code)]
+
+use segdist::Segment;
+use segdist_index::{Hit, Index, IndexBuilder, QueryOptions};
+
+/// Features → parts → vertices.
+pub type Features<const D: usize> = Vec<Vec<Vec<[f64; D]>>>;
+
+pub fn build<const D: usize>(features: &Features<D>) -> Index<D> {
+    let mut b = IndexBuilder::<D>::new();
+    for f in features {
+        b.push_multi_polyline(f.iter().map(Vec::as_slice));
+    }
+    b.build().expect("valid input")
+}
+
+/// Every segment's hit for `p`, in id order.
+pub fn all_hits<const D: usize>(features: &Features<D>, p: [f64; D]) -> Vec<Hit<D>> {
+    let mut hits = Vec::new();
+    for (feature, parts) in features.iter().enumerate() {
+        for (part, v) in parts.iter().enumerate() {
+            for segment in 0..v.len() - 1 {
+                let r = Segment::new(v[segment], v[segment + 1]).closest_point(p);
+                hits.push(Hit {
+                    feature,
+                    part,
+                    segment,
+                    t: r.t,
+                    point: r.point,
+                    distance: r.distance,
+                    distance_squared: r.distance_squared,
+                });
+            }
+        }
+    }
+    // Stable: equal distances keep id order.
+    hits.sort_by(|x, y| x.distance.total_cmp(&y.distance));
+    hits
+}
+
+pub fn bits<const D: usize>(h: &Hit<D>) -> (usize, usize, usize, u64, [u64; D], u64, u64) {
+    (
+        h.feature,
+        h.part,
+        h.segment,
+        h.t.to_bits(),
+        h.point.map(f64::to_bits),
+        h.distance.to_bits(),
+        h.distance_squared.to_bits(),
+    )
+}
+
+pub fn same<const D: usize>(got: &[Hit<D>], want: &[Hit<D>], what: &str, p: [f64; D]) {
+    let got: Vec<_> = got.iter().map(bits).collect();
+    let want: Vec<_> = want.iter().map(bits).collect();
+    assert_eq!(got, want, "{what} at {p:?}");
+}
+
+/// Checks nearest, nearest_within, k_nearest, within and the batch form at
+/// every query point.
+pub fn check<const D: usize>(features: &Features<D>, queries: &[[f64; D]], radius: f64) {
+    let index = build(features);
+    let mut singles = Vec::new();
+    // Brute force's k = 2, k = 5, within-radius and k = 3 within-radius
+    // lists, for the batch forms.
+    let mut lists: [Vec<Vec<Hit<D>>>; 4] = Default::default();
+    for &p in queries {
+        let all = all_hits(features, p);
+        let nearest: Vec<Hit<D>> = index.nearest(p).into_iter().collect();
+        same(&nearest, &all[..all.len().min(1)], "nearest", p);
+        singles.push(nearest.first().copied());
+        for (k, list) in [2, 5].into_iter().zip(&mut lists) {
+            same(&index.k_nearest(p, k), &all[..all.len().min(k)], "k_nearest", p);
+            list.push(all[..all.len().min(k)].to_vec());
+        }
+        let inside: Vec<Hit<D>> = all.iter().copied().filter(|h| h.distance <= radius).collect();
+        same(&index.within(p, radius), &inside, "within", p);
+        let limited: Vec<Hit<D>> = index.nearest_within(p, radius).into_iter().collect();
+        same(&limited, &inside[..inside.len().min(1)], "nearest_within", p);
+        same(&index.k_nearest_within(p, 3, radius), &inside[..inside.len().min(3)], "k_nearest_within", p);
+        lists[3].push(inside[..inside.len().min(3)].to_vec());
+        lists[2].push(inside);
+    }
+    for threads in [1, 2] {
+        let opts = QueryOptions { threads, ..Default::default() };
+        let within = QueryOptions { threads, max_distance: radius };
+        let batches = [
+            index.k_nearest_many(queries, 2, &opts),
+            index.k_nearest_many(queries, 5, &opts),
+            index.within_many(queries, radius, &opts),
+            index.k_nearest_many(queries, 3, &within),
+        ];
+        for (what, (got, want)) in ["k_nearest_many 2", "k_nearest_many 5", "within_many", "k_nearest_many 3 within"]
+            .into_iter()
+            .zip(batches.iter().zip(&lists))
+        {
+            assert_eq!(got.len(), queries.len());
+            for ((g, w), p) in got.iter().zip(want).zip(queries) {
+                same(g, w, what, *p);
+            }
+        }
+        let batch = index.nearest_many(queries, &opts);
+        assert_eq!(batch.len(), queries.len());
+        // The mapped answers are nearest_many's, in the same order.
+        let mapped = index.nearest_many_map(queries, &opts, |h| bits(&h));
+        assert_eq!(mapped.len(), queries.len());
+        assert_eq!(mapped.iter().collect::<Vec<_>>(), batch.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>());
+        assert_eq!(mapped.to_vec(), mapped.iter().collect::<Vec<_>>());
+        assert_eq!(mapped.get(queries.len()), None);
+        let mid = queries.len() / 3..queries.len() / 2;
+        assert_eq!(mapped.range(mid.clone()).collect::<Vec<_>>(), mapped.iter().collect::<Vec<_>>()[mid]);
+        for ((b, s), p) in batch.iter().zip(&singles).zip(queries) {
+            same(&b.iter().copied().collect::<Vec<_>>(), &s.iter().copied().collect::<Vec<_>>(), "nearest_many", *p);
+        }
+        // Into a buffer: into an empty one, and into one that held a
+        // longer batch (the second half's answers, then the whole), the
+        // same answers as nearest_many, nothing of the old left over.
+        let mut into = Vec::new();
+        index.nearest_many_into(queries, &opts, &mut into);
+        assert_eq!(into, batch, "nearest_many_into, a new buffer");
+        let half = &queries[queries.len() / 2..];
+        index.nearest_many_into(half, &opts, &mut into);
+        assert_eq!(into, batch[queries.len() / 2..], "nearest_many_into, a used buffer");
+        index.nearest_many_into(queries, &opts, &mut into);
+        assert_eq!(into, batch, "nearest_many_into, a used, shorter buffer");
+        // The runner-up bound never exceeds the second nearest segment's
+        // distance (every other segment's, ties and duplicates included).
+        let with = index.nearest_many_with_runner_up(queries, &opts);
+        for ((w, b), p) in with.iter().zip(&batch).zip(queries) {
+            assert_eq!(w.map(|(h, _)| bits(&h)), b.map(|h| bits(&h)), "nearest_many_with_runner_up at {p:?}");
+            if let Some((_, runner_up)) = w {
+                let all = all_hits(features, *p);
+                let second = all.get(1).map_or(f64::INFINITY, |h| h.distance);
+                assert!(*runner_up >= 0.0 && *runner_up <= second, "runner-up {runner_up} > {second} at {p:?}");
+            }
+        }
+    }
+}
