@@ -5,6 +5,9 @@ segments, four ways in one run:
 - `segdist snap` (the CLI) on the same data as CSV: the reference throughput;
 - `segdist-sql query` embedded: `segdist_snap` from Parquet to Parquet;
 - the same on a Ballista cluster: a scheduler and two executors on loopback;
+- both again into a folder (`--out DIR/`: a Parquet file per partition,
+  written where the partition is computed, so the cluster's result never
+  passes through the client);
 - SedonaDB 0.5's `ST_KNN` join on the same Parquet files (geographic: on
   the first --sedona-geo-points points only, as it answers some 50 points/s).
 
@@ -285,6 +288,18 @@ def main():
         log(f"{mode}: segdist-sql on 2 executors: {r['cluster']:.2f} s\n{report}")
         same = pq.read_table(ours).sort_by("point_id").equals(pq.read_table(d / f"dist_{mode}.parquet").sort_by("point_id"))
         r["cluster_equals_embedded"] = same
+        # Into a folder: one Parquet file per partition, written where the
+        # partition is computed (threads embedded, executors on the cluster).
+        parts = d / f"parts_{mode}"
+        r["embedded_parts"], r["embedded_parts_runs"], _ = timed([SQL, "query", *tables, "--out", f"{parts}/", snap], args.runs)
+        log(f"{mode}: segdist-sql embedded (Parquet folder): {r['embedded_parts']:.2f} s")
+        cparts = d / f"cluster_parts_{mode}"
+        with Cluster() as c:
+            cmd = [SQL, "query", "--scheduler", f"127.0.0.1:{c.port}", *tables, "--out", f"{cparts}/", snap]
+            r["cluster_parts"], r["cluster_parts_runs"], report = timed(cmd, args.runs)
+        log(f"{mode}: segdist-sql on 2 executors (Parquet folder): {r['cluster_parts']:.2f} s\n{report}")
+        r["cluster_parts_equals_embedded"] = pq.read_table(ours).sort_by("point_id").equals(
+            pq.read_table(cparts).sort_by("point_id"))
         if not args.skip_sedona:
             theirs = d / f"sedona_{mode}.parquet"
             points = d / f"points_{mode}.parquet"
@@ -327,7 +342,9 @@ def main():
     rows = [("`segdist snap` (CSV in, CSV out)", "cli_csv"), ("`segdist_snap` embedded (Parquet in, Parquet out)", "embedded"),
             ("`segdist_snap` embedded (Parquet in, CSV out)", "embedded_csv"),
             ("`segdist_snap` embedded, only `point_id, line_id` (SedonaDB's columns)", "embedded_ids"),
-            ("`segdist_snap` on 2 Ballista executors, loopback", "cluster"), ("SedonaDB 0.5 `ST_KNN` join, `point_id, line_id` (1 run)", "sedona"),
+            ("`segdist_snap` on 2 Ballista executors, loopback", "cluster"),
+            ("`segdist_snap` embedded, into a folder (a Parquet file per partition)", "embedded_parts"),
+            ("`segdist_snap` on 2 Ballista executors, into a folder (each executor writes its own)", "cluster_parts"), ("SedonaDB 0.5 `ST_KNN` join, `point_id, line_id` (1 run)", "sedona"),
             ("SedonaDB 0.5 `ST_KNN` join with `ST_Distance`, `ST_LineLocatePoint`, `ST_LineInterpolatePoint` (1 run)", "sedona_full")]
     for name, k in rows:
         cells = []
@@ -363,7 +380,10 @@ def main():
             line += (f"; SedonaDB with segdist_snap's columns {r['sedona_full'] / r['embedded']:.1f}x the embedded time, "
                      f"its distance differs from segdist's for {a['distance_differs']:,} of {a['n']:,} points "
                      f"(worst relative {a['worst_relative']:.3g})")
-        print(line + f"; cluster answer equals embedded: {r['cluster_equals_embedded']}")
+        print(line + f"; cluster answer equals embedded: {r['cluster_equals_embedded']}"
+              f"; into a folder, cluster/embedded time {r['cluster_parts'] / r['embedded_parts']:.2f}x, "
+              f"cluster/embedded single file {r['cluster_parts'] / r['embedded']:.2f}x, "
+              f"answer equals embedded: {r['cluster_parts_equals_embedded']}")
 
 
 if __name__ == "__main__":

@@ -2,9 +2,10 @@
 //! scheduler and its executors.
 //!
 //! Both codecs wrap Ballista's own: a buffer that starts with [`MAGIC`] is
-//! segdist's (a [`Spec`], 17 bytes; the inputs travel as ordinary plans),
-//! anything else is handed to Ballista's codec. segdist's scalar functions
-//! are found by name.
+//! segdist's join (a [`Spec`], 17 bytes; the inputs travel as ordinary
+//! plans), one that starts with [`PARTS_MAGIC`] its per-partition writer
+//! (the folder's name), anything else is handed to Ballista's codec.
+//! segdist's scalar functions are found by name.
 
 use std::sync::Arc;
 
@@ -20,11 +21,25 @@ use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
 
 use crate::exec::SnapExec;
+use crate::parts::{WritePartsExec, WritePartsNode};
 use crate::snap::{SnapNode, Spec};
 
 /// The first bytes of every node segdist encodes (a byte no protobuf
 /// message of Ballista's starts with, then a name and a version).
 pub const MAGIC: &[u8] = b"\xffsegdist-snap-1\0";
+
+/// The first bytes of a [`WritePartsNode`] or [`WritePartsExec`]; the
+/// folder's name (UTF-8) follows.
+pub const PARTS_MAGIC: &[u8] = b"\xffsegdist-parts-1\0";
+
+fn parts_dir(buf: &[u8]) -> Option<String> {
+    buf.strip_prefix(PARTS_MAGIC).and_then(|d| String::from_utf8(d.to_vec()).ok())
+}
+
+fn encode_parts(dir: &str, buf: &mut Vec<u8>) {
+    buf.extend_from_slice(PARTS_MAGIC);
+    buf.extend_from_slice(dir.as_bytes());
+}
 
 fn ours(buf: &[u8]) -> Option<Spec> {
     buf.strip_prefix(MAGIC).and_then(Spec::decode)
@@ -60,18 +75,25 @@ impl LogicalExtensionCodec for LogicalCodec {
                 let node = SnapNode::try_new(spec, inputs[0].clone(), inputs[1].clone())?;
                 Ok(Extension { node: Arc::new(node) })
             }
-            _ => self.inner.try_decode(buf, inputs, ctx),
+            _ => match parts_dir(buf) {
+                Some(dir) if inputs.len() == 1 => {
+                    Ok(Extension { node: Arc::new(WritePartsNode::new(inputs[0].clone(), dir)) })
+                }
+                _ => self.inner.try_decode(buf, inputs, ctx),
+            },
         }
     }
 
     fn try_encode(&self, node: &Extension, buf: &mut Vec<u8>) -> Result<()> {
-        match node.node.as_any().downcast_ref::<SnapNode>() {
-            Some(n) => {
-                encode(n.spec(), buf);
-                Ok(())
-            }
-            None => self.inner.try_encode(node, buf),
+        if let Some(n) = node.node.as_any().downcast_ref::<SnapNode>() {
+            encode(n.spec(), buf);
+            return Ok(());
         }
+        if let Some(n) = node.node.as_any().downcast_ref::<WritePartsNode>() {
+            encode_parts(n.dir(), buf);
+            return Ok(());
+        }
+        self.inner.try_encode(node, buf)
     }
 
     fn try_decode_table_provider(
@@ -135,7 +157,10 @@ impl PhysicalExtensionCodec for PhysicalCodec {
             Some(spec) if inputs.len() == 2 => {
                 Ok(Arc::new(SnapExec::try_new(spec, Arc::clone(&inputs[0]), Arc::clone(&inputs[1]))?))
             }
-            _ => self.inner.try_decode(buf, inputs, ctx, proto_converter),
+            _ => match parts_dir(buf) {
+                Some(dir) if inputs.len() == 1 => Ok(Arc::new(WritePartsExec::new(Arc::clone(&inputs[0]), dir))),
+                _ => self.inner.try_decode(buf, inputs, ctx, proto_converter),
+            },
         }
     }
 
@@ -145,13 +170,15 @@ impl PhysicalExtensionCodec for PhysicalCodec {
         buf: &mut Vec<u8>,
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<()> {
-        match node.downcast_ref::<SnapExec>() {
-            Some(n) => {
-                encode(n.spec(), buf);
-                Ok(())
-            }
-            None => self.inner.try_encode(node, buf, proto_converter),
+        if let Some(n) = node.downcast_ref::<SnapExec>() {
+            encode(n.spec(), buf);
+            return Ok(());
         }
+        if let Some(n) = node.downcast_ref::<WritePartsExec>() {
+            encode_parts(n.dir(), buf);
+            return Ok(());
+        }
+        self.inner.try_encode(node, buf, proto_converter)
     }
 
     fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
@@ -174,6 +201,11 @@ mod tests {
         assert_eq!(ours(&buf), Some(spec));
         assert_eq!(ours(&buf[1..]), None);
         assert_eq!(ours(b"\x0a\x02hi"), None);
+        let mut buf = Vec::new();
+        encode_parts("/data/out dir", &mut buf);
+        assert_eq!(parts_dir(&buf).as_deref(), Some("/data/out dir"));
+        assert_eq!(ours(&buf), None);
+        assert_eq!(parts_dir(b"\xffsegdist-snap-1\0"), None);
         assert!(udf("segdist_distance").is_some() && udf("abs").is_none());
     }
 }

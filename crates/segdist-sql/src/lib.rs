@@ -38,6 +38,7 @@ pub mod exec;
 pub mod files;
 pub mod functions;
 pub mod geometry;
+pub mod parts;
 pub mod snap;
 
 /// A session state with segdist's functions, table function and planner

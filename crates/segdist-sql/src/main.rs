@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Context as _, Result};
 use clap::{Parser, Subcommand};
 use datafusion::physical_plan::execute_stream;
 
@@ -35,7 +35,11 @@ enum Command {
         #[arg(long = "table", value_name = "NAME=PATH")]
         tables: Vec<String>,
         /// Write here (.csv or .parquet), atomically, instead of to
-        /// standard output.
+        /// standard output. A folder (a name ending in `/`, or one that
+        /// exists): one Parquet file per partition, written where the
+        /// partition is computed (on a cluster, by the executors: the
+        /// folder must be one they all write to); only the files' names and
+        /// row counts come back.
         #[arg(short, long, value_name = "FILE")]
         out: Option<PathBuf>,
         /// Run on the Ballista cluster whose scheduler is at HOST:PORT
@@ -186,9 +190,17 @@ async fn run(cli: Cli) -> Result<()> {
             }
             let started = std::time::Instant::now();
             let df = ctx.sql(&sql).await?;
-            let plan = df.create_physical_plan().await?;
-            let stream = progress(execute_stream(plan.clone(), ctx.task_ctx())?, started);
-            let rows = segdist_sql::files::write(&ctx, stream, out.as_deref(), geoparquet).await?;
+            let (plan, rows) = match out.as_deref().filter(|o| is_folder(o)) {
+                Some(dir) if geoparquet => {
+                    bail!("--geoparquet needs a .parquet file, not the folder {}", dir.display())
+                }
+                Some(dir) => write_parts(&ctx, df, dir).await?,
+                None => {
+                    let plan = df.create_physical_plan().await?;
+                    let stream = progress(execute_stream(plan.clone(), ctx.task_ctx())?, started);
+                    (plan, segdist_sql::files::write(&ctx, stream, out.as_deref(), geoparquet).await?)
+                }
+            };
             if let Some(s) = &scheduler {
                 if let Some(r) = segdist_sql::cluster::task_report(s, &plan).await? {
                     eprintln!(
@@ -221,6 +233,49 @@ async fn run(cli: Cli) -> Result<()> {
             segdist_sql::cluster::executor(o).await
         }
     }
+}
+
+/// `--out` names a folder: it ends with `/` or is one.
+fn is_folder(out: &std::path::Path) -> bool {
+    out.as_os_str().to_string_lossy().ends_with('/') || out.is_dir()
+}
+
+/// The `part-*.parquet` files (and their temporaries) of an earlier run in
+/// `dir`, removed: a run with fewer partitions must not leave old parts
+/// beside its own. Other files are left alone.
+fn remove_parts(dir: &std::path::Path) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(()) };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let part = name.strip_prefix('.').unwrap_or(&name).starts_with("part-");
+        if part && (name.ends_with(".parquet") || name.ends_with(".tmp")) {
+            std::fs::remove_file(e.path()).with_context(|| format!("cannot remove {}", e.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The query's result as `dir/part-NNNNN.parquet`, one per partition,
+/// written where each partition is computed (see segdist_sql::parts): the
+/// plan run and the rows written.
+async fn write_parts(
+    ctx: &datafusion::prelude::SessionContext,
+    df: datafusion::dataframe::DataFrame,
+    dir: &std::path::Path,
+) -> Result<(std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>, u64)> {
+    use datafusion::arrow::array::UInt64Array;
+    use datafusion::logical_expr::{Extension, LogicalPlan};
+    let dir = std::path::absolute(dir)?;
+    remove_parts(&dir)?;
+    let node = segdist_sql::parts::WritePartsNode::new(df.logical_plan().clone(), dir.display().to_string());
+    let plan = LogicalPlan::Extension(Extension { node: std::sync::Arc::new(node) });
+    let plan = ctx.execute_logical_plan(plan).await?.create_physical_plan().await?;
+    let written = datafusion::physical_plan::collect(plan.clone(), ctx.task_ctx()).await?;
+    let counts = written.iter().filter_map(|b| b.column(1).as_any().downcast_ref::<UInt64Array>());
+    let rows: u64 = counts.flat_map(|c| c.values().iter().copied()).sum();
+    let files: usize = written.iter().map(|b| b.num_rows()).sum();
+    eprintln!("segdist-sql: {rows} rows in {files} Parquet file(s) under {}", dir.display());
+    Ok((plan, rows))
 }
 
 /// On a terminal, `stream` counting its rows on standard error once a

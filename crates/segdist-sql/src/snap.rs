@@ -381,7 +381,8 @@ impl ExtensionPlanner for SnapPlanner {
     }
 }
 
-/// DataFusion's physical planner with [`SnapPlanner`]; the planner of
+/// DataFusion's physical planner with [`SnapPlanner`] and
+/// [`PartsPlanner`](crate::parts::PartsPlanner); the planner of
 /// [`crate::session_state`] (see [`SnapNode`] for an example).
 #[derive(Debug, Default)]
 pub struct SnapQueryPlanner;
@@ -389,8 +390,11 @@ pub struct SnapQueryPlanner;
 #[async_trait]
 impl QueryPlanner for SnapQueryPlanner {
     async fn create_physical_plan(&self, plan: &LogicalPlan, session: &dyn Session) -> Result<Arc<dyn ExecutionPlan>> {
-        DefaultPhysicalPlanner::with_extension_planners(vec![Arc::new(SnapPlanner)])
-            .create_physical_plan(plan, session)
-            .await
+        DefaultPhysicalPlanner::with_extension_planners(vec![
+            Arc::new(SnapPlanner),
+            Arc::new(crate::parts::PartsPlanner),
+        ])
+        .create_physical_plan(plan, session)
+        .await
     }
 }

@@ -162,6 +162,40 @@ fn segdist_snap_on_a_scheduler_and_two_executors_equals_the_embedded_answer() {
     let batches: Vec<_> = reader.map(Result::unwrap).collect();
     assert_same(&batch_rows(&batches), &golden("helsinki_geographic.csv"));
 
+    // A folder: every task writes its own Parquet files on the executors,
+    // and only their names and row counts come back; embedded, the threads
+    // write them. Both hold the golden answer, and a second run replaces the
+    // first's files.
+    let read_parts = |d: &Path| {
+        let mut files: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        assert!(files.iter().all(|f| f.extension().is_some_and(|e| e == "parquet")), "only parts: {files:?}");
+        let mut batches = Vec::new();
+        for f in &files {
+            let r = datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+                std::fs::File::open(f).unwrap(),
+            )
+            .unwrap()
+            .build()
+            .unwrap();
+            batches.extend(r.map(Result::unwrap));
+        }
+        (files.len(), batch_rows(&batches))
+    };
+    let parts = dir.path().join("parts/");
+    let report = query(Some(sched), &parts);
+    assert!(report.contains("Parquet file(s) under"), "{report}");
+    let (n, rows) = read_parts(&parts);
+    assert_eq!(n, 8, "one file per partition");
+    assert_same(&rows, &golden("helsinki_geographic.csv"));
+    query(Some(sched), &parts);
+    assert_eq!(read_parts(&parts).0, 8, "the first run's files replaced");
+    let local = dir.path().join("local/");
+    query(None, &local);
+    let (n, rows) = read_parts(&local);
+    assert_eq!(n, 8);
+    assert_same(&rows, &golden("helsinki_geographic.csv"));
+
     // The executors kept the jobs' results in their work folders; stopped,
     // they leave nothing behind.
     let left = |tmp: &Path| std::fs::read_dir(tmp).unwrap().map(|e| e.unwrap().file_name()).collect::<Vec<_>>();
