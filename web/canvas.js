@@ -10,29 +10,26 @@ export class Figure {
    */
   constructor(canvas, view) {
     this.canvas = canvas;
-    this.ctx = canvas.getContext('2d');
     this.view = { ...view };
     this.handles = [];
     this.dragging = null;
     this.onBackground = null; // (world point, event) on a press that hits no handle
     this.onChange = null;
-    this.resize();
-    new ResizeObserver(() => this.resize()).observe(canvas);
+    this.size = sized(canvas, () => this.draw());
+    this.ctx = this.size.ctx;
     canvas.addEventListener('pointerdown', (e) => this.down(e));
     canvas.addEventListener('pointermove', (e) => this.move(e));
     canvas.addEventListener('pointerup', (e) => this.up(e));
     canvas.addEventListener('pointercancel', (e) => this.up(e));
   }
 
-  resize() {
-    const r = this.canvas.getBoundingClientRect();
-    const dpr = window.devicePixelRatio || 1;
-    this.width = this.canvas.clientWidth || r.width;
-    this.height = this.canvas.clientHeight || r.height;
-    this.canvas.width = Math.round(this.width * dpr);
-    this.canvas.height = Math.round(this.height * dpr);
-    this.ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    this.draw();
+  /** The canvas's size in CSS pixels. */
+  get width() {
+    return this.size.width;
+  }
+
+  get height() {
+    return this.size.height;
   }
 
   /** World [x, y] to CSS pixels within the canvas's content box. */
@@ -118,6 +115,32 @@ export class Figure {
       line(ctx, [0, sy], [this.width, sy]);
     }
   }
+}
+
+/**
+ * Keeps `canvas`'s pixels matched to its CSS size and the screen's pixel
+ * ratio, with the context drawing in CSS pixels; calls `changed()` after
+ * every change (the first soon after this returns). Returns {ctx, width,
+ * height}, kept current.
+ */
+export function sized(canvas, changed = () => {}) {
+  const size = { ctx: canvas.getContext('2d'), width: 0, height: 0 };
+  const measure = () => {
+    const dpr = window.devicePixelRatio || 1;
+    size.width = canvas.clientWidth;
+    size.height = canvas.clientHeight;
+    canvas.width = Math.round(size.width * dpr);
+    canvas.height = Math.round(size.height * dpr);
+    size.ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  };
+  measure();
+  // The observer also reports once when it starts, after the caller has
+  // finished setting up: the first `changed()` comes then.
+  new ResizeObserver(() => {
+    measure();
+    changed();
+  }).observe(canvas);
+  return size;
 }
 
 /** A straight stroke between two screen points. */

@@ -4,7 +4,7 @@
 // `segdist snap` writes them. Nothing leaves the browser.
 import { InputError, readLines, readPoints } from '../readers.js';
 import { SNAP_COLUMNS } from '../segdist.js';
-import { short } from '../canvas.js';
+import { short, sized } from '../canvas.js';
 
 const CREDIT = '© OpenStreetMap contributors, data available under the Open Database License (ODbL)';
 
@@ -28,7 +28,6 @@ export function looksLikeLines(name, text) {
 
 export function dataFigure(sd, root) {
   const canvas = root.querySelector('canvas');
-  const ctx = canvas.getContext('2d');
   const status = root.querySelector('[data-role=status]');
   const credit = root.querySelector('[data-role=credit]');
   const inputs = {
@@ -39,19 +38,9 @@ export function dataFigure(sd, root) {
   };
   const links = { csv: root.querySelector('a[data-role=csv]'), geojson: root.querySelector('a[data-role=geojson]') };
   const state = { files: { lines: null, points: null }, result: null, error: null, view: null };
-  let width = 0;
-  let height = 0;
+  const size = sized(canvas, () => draw());
+  const ctx = size.ctx;
 
-  const resize = () => {
-    const dpr = window.devicePixelRatio || 1;
-    width = canvas.clientWidth;
-    height = canvas.clientHeight;
-    canvas.width = Math.round(width * dpr);
-    canvas.height = Math.round(height * dpr);
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    draw();
-  };
-  new ResizeObserver(resize).observe(canvas);
 
   function say(text, error = false) {
     status.textContent = text;
@@ -163,18 +152,18 @@ export function dataFigure(sd, root) {
     for (let i = 0; i < r.lines.vertices.length; i += 2) grow(r.lines.vertices[i], r.lines.vertices[i + 1]);
     for (let i = 0; i < r.points.coords.length; i += 2) grow(r.points.coords[i], r.points.coords[i + 1]);
     const k = Math.cos((((y0 + y1) / 2) * Math.PI) / 180);
-    const scale = Math.min((width - 20) / Math.max((x1 - x0) * k, 1e-12), (height - 20) / Math.max(y1 - y0, 1e-12));
+    const scale = Math.min((size.width - 20) / Math.max((x1 - x0) * k, 1e-12), (size.height - 20) / Math.max(y1 - y0, 1e-12));
     return { cx: (x0 + x1) / 2, cy: (y0 + y1) / 2, k, scale };
   }
 
   function draw() {
-    if (!width) return;
+    if (!size.width) return;
     ctx.fillStyle = '#f7f7f4';
-    ctx.fillRect(0, 0, width, height);
+    ctx.fillRect(0, 0, size.width, size.height);
     const r = state.result;
     if (!r) return;
     const v = (state.view ??= fit(r));
-    const S = (x, y) => [width / 2 + (x - v.cx) * v.k * v.scale, height / 2 - (y - v.cy) * v.scale];
+    const S = (x, y) => [size.width / 2 + (x - v.cx) * v.k * v.scale, size.height / 2 - (y - v.cy) * v.scale];
     ctx.strokeStyle = '#9aa0a6';
     ctx.lineWidth = 1.2;
     for (const part of r.lines.parts()) {
@@ -208,7 +197,7 @@ export function dataFigure(sd, root) {
     e.preventDefault();
     const v = state.view;
     const f = Math.exp(-e.deltaY * 0.0015);
-    const [mx, my] = [e.offsetX - width / 2, e.offsetY - height / 2];
+    const [mx, my] = [e.offsetX - size.width / 2, e.offsetY - size.height / 2];
     v.cx += (mx / (v.k * v.scale)) * (1 - 1 / f);
     v.cy -= (my / v.scale) * (1 - 1 / f);
     v.scale *= f;
@@ -265,6 +254,5 @@ export function dataFigure(sd, root) {
     run();
   }
   root.querySelector('[data-action=example]').addEventListener('click', example);
-  resize();
   return { state, example, run, ready: example() };
 }

@@ -1,7 +1,7 @@
 // The seed's 3D example: the line (-3,-2,-1)-(1,2,3), its eight points and
 // their closest points on the segment, in a turning perspective view (drag
 // to turn it yourself), with segdist's numbers in a table.
-import { REGION_COLOURS, cell, dot, line } from '../canvas.js';
+import { REGION_COLOURS, cell, dot, line, sized } from '../canvas.js';
 
 const A = [-3, -2, -1];
 const B = [1, 2, 3];
@@ -18,21 +18,10 @@ const POINTS = [
 
 export function spaceFigure(sd, root) {
   const canvas = root.querySelector('canvas');
-  const ctx = canvas.getContext('2d');
   const state = { yaw: 0.6, pitch: 0.35, spinning: true, results: POINTS.map((p) => sd.project3(A, B, p)) };
-  let width = 0;
-  let height = 0;
+  const size = sized(canvas); // drawn every frame
+  const ctx = size.ctx;
 
-  const resize = () => {
-    const dpr = window.devicePixelRatio || 1;
-    width = canvas.clientWidth;
-    height = canvas.clientHeight;
-    canvas.width = Math.round(width * dpr);
-    canvas.height = Math.round(height * dpr);
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  };
-  new ResizeObserver(resize).observe(canvas);
-  resize();
 
   // Camera on a sphere around the origin, y up (as the seed's OpenGL view).
   const project = (p) => {
@@ -42,8 +31,8 @@ export function spaceFigure(sd, root) {
     const y2 = cp * p[1] - sp * z1;
     const z2 = sp * p[1] + cp * z1;
     const dist = 34;
-    const f = (Math.min(width, height) * 2.1) / (dist - z2);
-    return [width / 2 + x1 * f, height / 2 - y2 * f, z2];
+    const f = (Math.min(size.width, size.height) * 1.3) / (dist - z2);
+    return [size.width / 2 + x1 * f, size.height / 2 - y2 * f, z2];
   };
 
   let drag = null;
@@ -61,7 +50,7 @@ export function spaceFigure(sd, root) {
   canvas.addEventListener('pointerup', () => (drag = null));
 
   function draw() {
-    ctx.clearRect(0, 0, width, height);
+    ctx.clearRect(0, 0, size.width, size.height);
     // Axes: x red, y green, z blue, as in the seed's DrawOrigin.
     const O = project([0, 0, 0]);
     for (const [axis, colour] of [

@@ -4,7 +4,7 @@
 // a V; segdist draws the V; the textbook formula, whose closest point is
 // rounded to the ~1 nm spacing of doubles out there before it subtracts,
 // wanders around it.
-import { short } from '../canvas.js';
+import { short, sized } from '../canvas.js';
 
 const A = [500000.1, 6700000.3];
 const B = [500010.7, 6700004.9];
@@ -12,28 +12,18 @@ const SAMPLES = 241;
 
 export function wanderFigure(sd, root) {
   const canvas = root.querySelector('canvas');
-  const ctx = canvas.getContext('2d');
   const slider = root.querySelector('input[type=range]');
   const label = root.querySelector('[data-role=width]');
   const stats = root.querySelector('[data-role=stats]');
   const state = { exponent: Number(slider.value), samples: [] };
-  let width = 0;
-  let height = 0;
+  const size = sized(canvas, () => draw());
+  const ctx = size.ctx;
 
   // The crossing: 40 % along, straight across.
   const len = Math.hypot(B[0] - A[0], B[1] - A[1]);
   const n = [-(B[1] - A[1]) / len, (B[0] - A[0]) / len];
   const m = [A[0] + 0.4 * (B[0] - A[0]), A[1] + 0.4 * (B[1] - A[1])];
 
-  const resize = () => {
-    const dpr = window.devicePixelRatio || 1;
-    width = canvas.clientWidth;
-    height = canvas.clientHeight;
-    canvas.width = Math.round(width * dpr);
-    canvas.height = Math.round(height * dpr);
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    draw();
-  };
 
   function compute() {
     const w = 10 ** state.exponent;
@@ -47,28 +37,28 @@ export function wanderFigure(sd, root) {
   }
 
   function draw() {
-    if (!width) return;
-    ctx.clearRect(0, 0, width, height);
+    if (!size.width) return;
+    ctx.clearRect(0, 0, size.width, size.height);
     const w = 10 ** state.exponent;
     const pad = { l: 56, r: 12, t: 12, b: 28 };
     const top = Math.max(w, ...state.samples.map((q) => q.textbook)) * 1.08;
-    const X = (k) => pad.l + (k / (SAMPLES - 1)) * (width - pad.l - pad.r);
-    const Y = (d) => height - pad.b - (d / top) * (height - pad.t - pad.b);
+    const X = (k) => pad.l + (k / (SAMPLES - 1)) * (size.width - pad.l - pad.r);
+    const Y = (d) => size.height - pad.b - (d / top) * (size.height - pad.t - pad.b);
     ctx.strokeStyle = '#ccd';
     ctx.lineWidth = 1;
     ctx.beginPath();
     ctx.moveTo(pad.l, pad.t);
-    ctx.lineTo(pad.l, height - pad.b);
-    ctx.lineTo(width - pad.r, height - pad.b);
+    ctx.lineTo(pad.l, size.height - pad.b);
+    ctx.lineTo(size.width - pad.r, size.height - pad.b);
     ctx.stroke();
     ctx.fillStyle = '#556';
     ctx.font = '11px system-ui, sans-serif';
     ctx.fillText(`${metres(top)}`, 4, pad.t + 8);
-    ctx.fillText('0', pad.l - 14, height - pad.b + 3);
-    ctx.fillText(`−${metres(w)}`, pad.l, height - 8);
-    ctx.fillText('across the segment →', width / 2 - 50, height - 8);
+    ctx.fillText('0', pad.l - 14, size.height - pad.b + 3);
+    ctx.fillText(`−${metres(w)}`, pad.l, size.height - 8);
+    ctx.fillText('across the segment →', size.width / 2 - 50, size.height - 8);
     const right = `+${metres(w)}`;
-    ctx.fillText(right, width - pad.r - ctx.measureText(right).width, height - 8);
+    ctx.fillText(right, size.width - pad.r - ctx.measureText(right).width, size.height - 8);
     // The textbook's answers: dots, red where more than an ulp off.
     state.samples.forEach((q, k) => {
       ctx.fillStyle = q.ulps > 1 ? '#d33b2f' : '#e6a19a';
@@ -96,9 +86,7 @@ export function wanderFigure(sd, root) {
   }
 
   slider.addEventListener('input', update);
-  new ResizeObserver(resize).observe(canvas);
   update();
-  resize();
   return { state, inputs: { a: A, b: B } };
 }
 
