@@ -59,6 +59,8 @@ if [[ ! -x "$root/rustc" ]]; then
     debs="$root/debs"
     rm -rf "$debs" "$root/prefix"
     mkdir -p "$debs" "$root/prefix"
+    # apt downloads as its own user (_apt) where it can.
+    chmod a+rwx "$debs"
     (cd "$debs" && apt-get download -qq "rustc-web=$version" "libstd-rust-web-dev=$version" \
         "libstd-rust-web-$short=$version" "rust-web-src=$version" >&2)
     for deb in "$debs"/*.deb; do dpkg -x "$deb" "$root/prefix"; done

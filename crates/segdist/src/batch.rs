@@ -1095,7 +1095,7 @@ unsafe fn one_segment_block<const D: usize, const FULL: bool, const AVX512: bool
 /// constant, so that with one segment everything that depends on it alone
 /// (b − a, |ab|², its window test, 1/L) is hoisted out of the lane loop.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
 fn accurate_shared_or_not<V: Lanes, const D: usize, const LINE: bool, const FULL: bool>(blk: &mut Block<D>, m: usize) {
     if blk.fixed_a.is_some() && blk.fixed_b.is_some() {
         accurate_lanes::<V, D, LINE, FULL, true>(blk, m);
@@ -1107,7 +1107,7 @@ fn accurate_shared_or_not<V: Lanes, const D: usize, const LINE: bool, const FULL
 /// The lane kernel over a block; flagged lanes are redone by the scalar
 /// kernel, which is what makes every lane the scalar kernel's bits.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
 fn accurate_lanes<V: Lanes, const D: usize, const LINE: bool, const FULL: bool, const SHARED: bool>(
     blk: &mut Block<D>,
     m: usize,

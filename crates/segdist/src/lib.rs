@@ -72,15 +72,15 @@
 #![warn(missing_docs)]
 
 pub mod batch;
-// The SIMD lanes and their kernels are reached only from x86-64's routed
-// paths; other targets (wasm32, for the page) run the scalar kernel.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+// The SIMD lanes and their kernels are reached only on x86-64 and aarch64;
+// other targets (wasm32, for the page) run the scalar kernel.
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
 mod batch_kernel;
 mod eft;
 mod exact;
 mod fast;
 mod kernel;
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
 mod lanes;
 mod line;
 mod plane;
