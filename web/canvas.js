@@ -168,12 +168,19 @@ export function dot(ctx, p, r, fill, stroke = null) {
 /** The colours of the three regions, shared by figures and tables. */
 export const REGION_COLOURS = { start: '#2f6fd6', interior: '#1d9a5b', end: '#d9661f', undefined: '#888' };
 
-/** A number for reading: 6 significant digits (the full value in data-v). */
+/** A number for reading: 6 significant digits, or millimetres for large
+ * coordinates (the full value in data-v). */
 export function short(x) {
   if (Number.isNaN(x)) return '—';
   if (x === 0) return Object.is(x, -0) ? '−0' : '0';
   const a = Math.abs(x);
-  const s = a >= 1e-4 && a < 1e7 ? String(Number(x.toPrecision(6))) : x.toExponential(3);
+  // Large coordinates (UTM metres) keep their millimetres.
+  const s =
+    a >= 1e4 && a < 1e9
+      ? String(Number(x.toFixed(3)))
+      : a >= 1e-4 && a < 1e4
+        ? String(Number(x.toPrecision(6)))
+        : x.toExponential(3);
   return s.replace('-', '−');
 }
 

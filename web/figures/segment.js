@@ -24,7 +24,11 @@ const START = {
 export function segmentFigure(sd, root) {
   const canvas = root.querySelector('canvas');
   const table = root.querySelector('tbody');
-  const state = { a: [...START.a], b: [...START.b], points: START.points.map((p) => [...p]), results: [] };
+  const state = { a: [...START.a], b: [...START.b], points: START.points.map((p) => [...p]), results: [], offset: [0, 0] };
+  // The inputs as computed: the figure's coordinates plus the offset (UTM
+  // coordinates when the box is ticked).
+  const shift = (p) => [p[0] + state.offset[0], p[1] + state.offset[1]];
+  state.inputs = () => ({ a: shift(state.a), b: shift(state.b), points: state.points.map(shift) });
   const fig = new Figure(canvas, { cx: 0, cy: -1, scale: 22 });
   fig.state = state;
 
@@ -63,8 +67,16 @@ export function segmentFigure(sd, root) {
     fig.changed();
   });
 
+  root.querySelector('[data-action=utm]').addEventListener('change', (e) => {
+    state.offset = e.target.checked ? [500000, 6700000] : [0, 0];
+    fig.changed();
+  });
+  // A point of the results back in the figure's coordinates, for drawing.
+  const unshift = (q) => [q[0] - state.offset[0], q[1] - state.offset[1]];
+
   fig.render = (ctx) => {
-    state.results = state.points.map((p) => sd.project2(state.a, state.b, p));
+    const inputs = state.inputs();
+    state.results = inputs.points.map((p) => sd.project2(inputs.a, inputs.b, p));
     fig.grid(1);
     const A = fig.toScreen(state.a);
     const B = fig.toScreen(state.b);
@@ -80,8 +92,8 @@ export function segmentFigure(sd, root) {
     state.points.forEach((p, i) => {
       const r = state.results[i];
       const P = fig.toScreen(p);
-      const Q = fig.toScreen(r.segment.q);
-      const L = fig.toScreen(r.line.q);
+      const Q = fig.toScreen(unshift(r.segment.q));
+      const L = fig.toScreen(unshift(r.line.q));
       const colour = REGION_COLOURS[r.segment.region];
       if (r.segment.region !== 'interior') {
         // Where the line's foot would be: the clamp moved it to a vertex.
@@ -117,8 +129,9 @@ export function segmentFigure(sd, root) {
 
   function renderTable() {
     if (!table) return;
-    table.innerHTML = state.points
-      .map((p, i) => {
+    table.innerHTML = state
+      .inputs()
+      .points.map((p, i) => {
         const r = state.results[i];
         const s = r.segment;
         const ulps = sd.ulps(s.d, r.textbook.d);
@@ -132,7 +145,8 @@ export function segmentFigure(sd, root) {
       })
       .join('');
     const caption = root.querySelector('[data-role=ab]');
-    if (caption) caption.textContent = `a = (${short(state.a[0])}, ${short(state.a[1])}), b = (${short(state.b[0])}, ${short(state.b[1])})`;
+    const { a, b } = state.inputs();
+    if (caption) caption.textContent = `a = (${short(a[0])}, ${short(a[1])}), b = (${short(b[0])}, ${short(b[1])})`;
   }
 
   fig.draw();

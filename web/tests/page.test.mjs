@@ -115,11 +115,26 @@ test('dragging a point and an end changes the numbers, and they are the CLI\'s, 
   assert.notEqual(afterDrag[4].px, before[4].px, 'the dragged point moved');
   assert.notEqual(afterDrag[4].d, before[4].d, 'its distance changed');
   assert.notEqual(afterDrag[0].t, before[0].t, 'moving b changed point 1\'s t');
-  const { a, b, points } = await page.evaluate(() => window.segdistPage.segment.state);
+  await compare2d();
+  await page.locator('#segment').screenshot({ path: join(shots, 'segment-dragged.png') });
+  // The same figure at UTM coordinates: the textbook's distance is now off
+  // by ulps for some points, segdist's is still the CLI's to the last bit.
+  await page.check('#segment [data-action=utm]');
+  await compare2d();
+  const ulps = await page.$$eval('#segment tbody td.ulps', (c) => c.map((e) => Number(e.dataset.v)));
+  assert.ok(ulps.some((u) => u > 1), `textbook ulps at UTM coordinates: ${ulps}`);
+  await page.locator('#segment').screenshot({ path: join(shots, 'segment-utm.png') });
+  await page.uncheck('#segment [data-action=utm]');
+});
+
+/** The 2D table against `segdist pairs` (segment, --line, --fast) for the figure's inputs. */
+async function compare2d() {
+  const shown = await table2d();
+  const { a, b, points } = await page.evaluate(() => window.segdistPage.segment.state.inputs());
   const rows = points.map((p) => [...a, ...b, ...p]);
   const [seg, lin, fast] = [pairs(rows), pairs(rows, ['--line']), pairs(rows, ['--fast'])];
   const regions = await page.$$eval('#segment tbody .region', (s) => s.map((e) => e.textContent));
-  afterDrag.forEach((r, i) => {
+  shown.forEach((r, i) => {
     same(r.px, String(points[i][0]), `row ${i + 1} p.x`);
     for (const [col, cliCol] of [['t', 't'], ['qx', 'qx'], ['qy', 'qy'], ['d', 'd'], ['d2', 'd2']]) same(r[col], seg[i][cliCol], `row ${i + 1} ${col}`);
     assert.equal(regions[i], seg[i].region, `row ${i + 1} region`);
@@ -127,8 +142,7 @@ test('dragging a point and an end changes the numbers, and they are the CLI\'s, 
     same(r.ld, lin[i].d, `row ${i + 1} line d`);
     same(r.fd, fast[i].d, `row ${i + 1} textbook d`);
   });
-  await page.locator('#segment').screenshot({ path: join(shots, 'segment-dragged.png') });
-});
+}
 
 test('a press on empty ground adds a point; a double-click removes it', async () => {
   const n = await page.evaluate(() => window.segdistPage.segment.state.points.length);
