@@ -20,10 +20,7 @@ if ! cargo fuzz --version > /dev/null 2>&1; then
     echo "fuzz: installing cargo-fuzz" >&2
     cargo install cargo-fuzz --locked --quiet
 fi
-# The first cargo call in a fresh target folder has failed here with rustc
-# reading text on its standard input; the same call again passed (see
-# .ci/run). One retry; a real build error fails both.
-cargo +nightly fuzz build || cargo +nightly fuzz build
+cargo +nightly fuzz build
 for t in "${targets[@]}"; do
     echo "fuzz: $t for $seconds s" >&2
     log=$(mktemp)
