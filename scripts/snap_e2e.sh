@@ -11,6 +11,6 @@ cargo build --release --locked -q -p segdist-cli -p segdist-bench
 target/release/segdist-bench snap-data "$dir" "$points" 100000
 echo "segdist:"
 /usr/bin/time -f "  wall %e s, peak RSS %M KB" \
-  target/release/segdist snap --points "$dir/points.csv" --lines "$dir/lines.wkt" --out "$dir/segdist.csv" --timings
+  target/release/segdist snap --keep none --points "$dir/points.csv" --lines "$dir/lines.wkt" --out "$dir/segdist.csv" --timings
 echo "shapely:"
 /usr/bin/time -f "  wall %e s, peak RSS %M KB" python3 scripts/snap_shapely.py "$dir"

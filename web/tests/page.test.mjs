@@ -272,7 +272,7 @@ async function download(role) {
 }
 
 test('the Helsinki example snaps in the page to the CLI\'s answers', async () => {
-  const snap = ['snap', '-q', '--points', join(repo, 'examples/helsinki/points.geojson'), '--lines', join(repo, 'examples/helsinki/roads.geojson'), '--id-property', 'osm_id'];
+  const snap = ['snap', '-q', '--keep', 'none', '--points', join(repo, 'examples/helsinki/points.geojson'), '--lines', join(repo, 'examples/helsinki/roads.geojson'), '--id-property', 'osm_id'];
   const csv = await download('csv');
   assert.equal(csv.split('\n').length, 2311 + 2);
   const cmp = compareSnapCsv(csv, segdist(snap));
@@ -317,7 +317,7 @@ test('dropped files are snapped too, with a max distance, and bad files are name
   const csv = await download('csv');
   writeFileSync(join(tmp, 'roads.csv'), lines);
   writeFileSync(join(tmp, 'fixes.csv'), points);
-  const cliCsv = segdist(['snap', '-q', '--points', join(tmp, 'fixes.csv'), '--lines', join(tmp, 'roads.csv'), '--max-distance', '300']);
+  const cliCsv = segdist(['snap', '-q', '--keep', 'none', '--points', join(tmp, 'fixes.csv'), '--lines', join(tmp, 'roads.csv'), '--max-distance', '300']);
   compareSnapCsv(csv, cliCsv);
   assert.match(csv, /\n2,,,,,,,,,\n$/, 'the point 550 m from both roads has an empty match');
   // A bad number: the file, the line and the column are named.

@@ -42,6 +42,7 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         y_column: None,
         z_column: "z".into(),
         id_property: Some("osm_id".into()),
+        geometry_column: None,
         delimiter: None,
     };
     let csv = dir.join("snapped.csv");
@@ -56,6 +57,7 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         f32: false,
         threads: None,
         input: input.clone(),
+        keep: crate::points::KeepOpts { keep: "all".into() },
         quiet: true,
         timings: false,
         geographic: true,
@@ -64,17 +66,17 @@ pub fn run(args: &DemoArgs) -> Result<()> {
     crate::snap::run(&snap)?;
 
     let lines = crate::geom::read_lines(&roads, &input)?;
-    let mut reader = crate::geom::PointReader::open(&points, &input)?;
+    let mut reader = crate::points::PointReader::open(&points, &input)?;
     let mut pts = Vec::new();
     reader.next_chunk(usize::MAX, &mut pts)?;
     let svg = crate::plot::picture(&lines, &pts, 3000, f64::INFINITY, Some(CREDIT), true)?;
     let pic = dir.join("snapped.svg");
     std::fs::write(&pic, svg).with_context(|| format!("cannot write {}", pic.display()))?;
 
-    let mut d: Vec<f64> = csv::Reader::from_path(&csv)?
-        .records()
-        .filter_map(|r| r.ok().and_then(|r| r.get(4).and_then(|x| x.parse().ok())))
-        .collect();
+    let mut rdr = csv::Reader::from_path(&csv)?;
+    let column = rdr.headers()?.iter().position(|h| h == "distance_m");
+    let mut d: Vec<f64> =
+        rdr.records().filter_map(|r| r.ok().and_then(|r| r.get(column?).and_then(|x| x.parse().ok()))).collect();
     d.sort_by(f64::total_cmp);
     let median = d.get(d.len() / 2).copied().unwrap_or(f64::NAN);
     println!("Snapped {} points to the nearest of {} roads (central Helsinki, OpenStreetMap).", pts.len(), lines.len());
@@ -84,7 +86,8 @@ pub fn run(args: &DemoArgs) -> Result<()> {
     );
     println!("Wrote, in {}:", dir.display());
     println!("  roads.geojson, points.geojson   the input");
-    println!("  snapped.csv                     point_id, line_id, part, segment, distance_m, lon, lat, t, along_m, fraction");
+    println!("  snapped.csv                     the points' properties, then point_id, line_id, part, segment,");
+    println!("                                  distance_m, lon, lat, t, along_m, fraction");
     println!("  snapped.svg                     roads, points, connectors and closest points");
     println!("Data: {CREDIT}");
     Ok(())

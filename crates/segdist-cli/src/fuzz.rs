@@ -1,5 +1,5 @@
-//! Mutation fuzzing of every reader (a test module): valid CSV, GeoJSON,
-//! WKT and GPX inputs, bytes flipped, inserted, deleted, duplicated or cut
+//! Mutation fuzzing of every reader (a test module): valid CSV (x/y and
+//! WKT columns), GeoJSON, WKT and GPX inputs, bytes flipped, inserted, deleted, duplicated or cut
 //! at random, fed to the line reader, the point reader and the trace
 //! reader. None may panic, and every error must name the file.
 //!
@@ -13,11 +13,14 @@ use clap::Parser;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::geom::{read_lines, InputOpts, PointReader};
+use crate::geom::{read_lines, InputOpts};
 use crate::matching::MatchArgs;
+use crate::points::{KeepAs, KeepOpts, PointReader};
 
 const CSV_LINES: &str = "id,x,y,oneway\nA,0,0,yes\nA,10,0,yes\nB,10,0,\nB,10,10,\n";
 const CSV_POINTS: &str = "trace,time,id,lon,lat\nt1,0,1,24.9,60.1\nt1,1,2,24.91,60.1\nt2,5,3,24.92,60.11\n";
+const CSV_WKT_LINES: &str = "id,WKT\nA,\"LINESTRING (0 0, 10 0)\"\nB,\"MULTILINESTRING ((0 1, 1 1), (2 2, 3 3))\"\n";
+const CSV_WKT_POINTS: &str = "id,note,geometry\n1,a,POINT (1 2)\n2,\"b, c\",POINT Z (3 4 5)\n";
 const GEOJSON: &str = r#"{"type":"FeatureCollection","features":[
 {"type":"Feature","id":"a","properties":{"oneway":"yes"},"geometry":{"type":"LineString","coordinates":[[24.9,60.1],[24.91,60.1]]}},
 {"type":"Feature","properties":{"name":"p"},"geometry":{"type":"MultiPoint","coordinates":[[24.9,60.1],[24.95,60.12]]}}]}"#;
@@ -90,6 +93,9 @@ fn no_reader_panics_and_every_error_names_the_file() {
     let lines = |p: &Path| read_lines(p, &o).map(|_| ());
     let points = |p: &Path| -> anyhow::Result<()> {
         let mut r = PointReader::open(p, &o)?;
+        // Kept columns as CSV fields, kept properties as JSON.
+        let to = if p.extension().is_some_and(|e| e == "csv") { KeepAs::Csv } else { KeepAs::Json };
+        r.keep(&KeepOpts { keep: "all".into() }, to)?;
         let mut chunk = Vec::new();
         loop {
             r.next_chunk(2, &mut chunk)?;
@@ -119,7 +125,9 @@ fn no_reader_panics_and_every_error_names_the_file() {
         &lines,
     );
     fuzz(dir.path(), "lines.wkt", &WKT[..WKT.find("POINT").unwrap()], n, &lines);
+    fuzz(dir.path(), "lines_wkt.csv", CSV_WKT_LINES, n, &lines);
     fuzz(dir.path(), "points.csv", CSV_POINTS, n, &points);
+    fuzz(dir.path(), "points_wkt.csv", CSV_WKT_POINTS, n, &points);
     fuzz(dir.path(), "points.geojson", &GEOJSON.replace("LineString", "MultiPoint"), n, &points);
     fuzz(dir.path(), "points.wkt", "POINT (1 2)\nMULTIPOINT ((3 4), (5 6))\n", n, &points);
     fuzz(dir.path(), "traces.csv", CSV_POINTS, n, &traces);

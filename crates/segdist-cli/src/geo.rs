@@ -8,9 +8,10 @@ use anyhow::{anyhow, Result};
 use rayon::prelude::*;
 use segdist_geo::{GeoHit, GeoIndex};
 
-use crate::geom::{Lines, PointReader, Pt};
+use crate::geom::Lines;
 use crate::output::progress_bar;
 use crate::output::Output;
+use crate::points::{PointReader, Pt};
 use crate::snap::{field, OutFormat, SnapArgs, Times, CHUNK};
 
 /// The index and every vertex's distance (metres) along its part.
@@ -54,6 +55,7 @@ pub fn snap(
     lines: &Lines,
     points: &mut PointReader,
     first: Vec<Pt>,
+    kept_header: &str,
     out: &mut Output,
     times: &mut Times,
 ) -> Result<()> {
@@ -63,7 +65,11 @@ pub fn snap(
     let max_distance = args.max_distance.unwrap_or(f64::INFINITY);
     let progress = progress_bar(args.quiet, points.len);
     let geojson = args.output_format == OutFormat::Geojson;
-    let mut head = String::from(if geojson { "{\"type\":\"FeatureCollection\",\"features\":[\n" } else { "point_id" });
+    let mut head = if geojson {
+        String::from("{\"type\":\"FeatureCollection\",\"features\":[\n")
+    } else {
+        format!("{kept_header}point_id")
+    };
     if !geojson {
         if args.k > 1 {
             head.push_str(",rank");
@@ -97,12 +103,14 @@ pub fn snap(
                 continue;
             }
             if hs.is_empty() {
+                w.extend(pt.kept.as_bytes());
                 field(&mut w, &pt.id);
                 w.extend(std::iter::repeat_n(b',', 9 + usize::from(args.k > 1)));
                 w.push(b'\n');
             }
             for (rank, h) in hs.iter().enumerate() {
                 let (along, fraction) = snapper.along(lines, h);
+                w.extend(pt.kept.as_bytes());
                 field(&mut w, &pt.id);
                 if args.k > 1 {
                     w.extend(format!(",{}", rank + 1).as_bytes());
@@ -160,7 +168,8 @@ fn rows_geojson(
         push(
             w,
             format!(
-                "{{\"type\":\"Feature\",\"geometry\":null,\"properties\":{{\"point_id\":{},\"line_id\":null}}}}",
+                "{{\"type\":\"Feature\",\"geometry\":null,\"properties\":{{{}\"point_id\":{},\"line_id\":null}}}}",
+                pt.kept,
                 js(&pt.id)
             ),
         );
@@ -172,7 +181,8 @@ fn rows_geojson(
         push(
             w,
             format!(
-                "{{\"type\":\"Feature\",\"geometry\":{{\"type\":\"Point\",\"coordinates\":[{q}]}},\"properties\":{{\"point_id\":{},\"rank\":{},\"line_id\":{},\"part\":{},\"segment\":{},\"distance_m\":{},\"t\":{},\"along_m\":{},\"fraction\":{}{}}}}}",
+                "{{\"type\":\"Feature\",\"geometry\":{{\"type\":\"Point\",\"coordinates\":[{q}]}},\"properties\":{{{}\"point_id\":{},\"rank\":{},\"line_id\":{},\"part\":{},\"segment\":{},\"distance_m\":{},\"t\":{},\"along_m\":{},\"fraction\":{}{}}}}}",
+                pt.kept,
                 js(&pt.id),
                 rank + 1,
                 js(&lines.ids[h.feature]),

@@ -68,7 +68,7 @@ pub fn say_mode(geographic: bool) {
 }
 
 /// Checks that every point of a chunk has a latitude in [-90, 90].
-pub fn check_latitudes(name: &str, chunk: &[Pt]) -> Result<()> {
+pub fn check_latitudes(name: &str, chunk: &[crate::points::Pt]) -> Result<()> {
     if let Some(p) = chunk.iter().find(|p| p.p[1].abs() > 90.0) {
         bail!("{name}: point {:?}: latitude {} is not in [-90, 90] (say --planar for other coordinates)", p.id, p.p[1]);
     }
@@ -98,6 +98,12 @@ pub struct InputOpts {
     /// CSV column holding y (or latitude). Default: found by name, as x.
     #[arg(long, value_name = "NAME")]
     pub y_column: Option<String>,
+    /// CSV column holding the geometry as WKT (POINT for points; LINESTRING,
+    /// MULTILINESTRING or polygons for lines, one feature per row).
+    /// Default: used when no x/y pair is found, from a column named wkt,
+    /// geometry, geom or the_geom (any case).
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["x_column", "y_column"])]
+    pub geometry_column: Option<String>,
     /// CSV column holding z (used when present in both files).
     #[arg(long, value_name = "NAME", default_value = "z")]
     pub z_column: String,
@@ -243,20 +249,32 @@ pub fn csv_error(e: csv::Error, name: &str) -> anyhow::Error {
     }
 }
 
-/// The columns of id, x, y, z in a CSV header.
+/// Where a CSV row's geometry is: x, y (and z) columns, or one column of
+/// WKT text.
+#[derive(Clone, Copy)]
+enum CsvGeom {
+    Xyz { xyz: [usize; 3], has_z: bool },
+    Wkt(usize),
+}
+
+/// The columns of id and geometry in a CSV header.
 pub(crate) struct CsvCols {
     pub(crate) id: Option<usize>,
-    xyz: [usize; 3],
-    has_z: bool,
+    geom: CsvGeom,
     /// x and y are named as longitude and latitude.
     pub(crate) lonlat: bool,
 }
+
+/// The names of a CSV column of WKT geometry looked for when no x/y pair
+/// is present (as ogr2ogr's CSV driver does), compared without case.
+const WKT_NAMES: [&str; 4] = ["wkt", "geometry", "geom", "the_geom"];
 
 impl CsvCols {
     /// Finds the columns: id and z by their names (`--id-column`,
     /// `--z-column`); x and y by `--x-column` / `--y-column`, else the
     /// first pair of [`XY_NAMES`] present, compared without case or
-    /// surrounding spaces.
+    /// surrounding spaces; else a WKT column, by `--geometry-column` or
+    /// the first of [`WKT_NAMES`] present.
     pub(crate) fn find(header: &csv::StringRecord, opts: &InputOpts, name: &str, need_id: bool) -> Result<CsvCols> {
         let pos = |c: &str| header.iter().position(|h| h.trim() == c);
         let pos_any_case = |c: &str| header.iter().position(|h| h.trim().eq_ignore_ascii_case(c));
@@ -264,9 +282,18 @@ impl CsvCols {
         if need_id && id.is_none() {
             bail!("{name}: line 1: no column {:?} (lines need an id column; say --id-column)", opts.id_column);
         }
+        if let Some(g) = &opts.geometry_column {
+            let i = pos(g).ok_or_else(|| anyhow!("{name}: line 1: no column {g:?} (--geometry-column)"))?;
+            return Ok(CsvCols { id, geom: CsvGeom::Wkt(i), lonlat: false });
+        }
         let (x, y, lonlat) = match (&opts.x_column, &opts.y_column) {
             (None, None) => {
                 let found = XY_NAMES.iter().find_map(|&(x, y, ll)| Some((pos_any_case(x)?, pos_any_case(y)?, ll)));
+                if found.is_none() {
+                    if let Some(i) = WKT_NAMES.iter().find_map(|w| pos_any_case(w)) {
+                        return Ok(CsvCols { id, geom: CsvGeom::Wkt(i), lonlat: false });
+                    }
+                }
                 found.ok_or_else(|| {
                     // Half a pair present: name the other half.
                     let half = XY_NAMES.iter().find_map(|&(x, y, _)| match (pos_any_case(x), pos_any_case(y)) {
@@ -278,8 +305,9 @@ impl CsvCols {
                     match half {
                         Some(c) => anyhow!("{name}: line 1: missing column(s) {c} (say --x-column and --y-column)"),
                         None => anyhow!(
-                            "{name}: line 1: no coordinate columns: none of {} (say --x-column and --y-column)",
-                            pairs.join(", ")
+                            "{name}: line 1: no coordinate columns: none of {}, and no WKT column ({}) (say --x-column and --y-column, or --geometry-column)",
+                            pairs.join(", "),
+                            WKT_NAMES.join(", ")
                         ),
                     }
                 })?
@@ -296,42 +324,84 @@ impl CsvCols {
             }
         };
         let z = pos(&opts.z_column);
-        Ok(CsvCols { id, xyz: [x, y, z.unwrap_or(0)], has_z: z.is_some(), lonlat })
+        Ok(CsvCols { id, geom: CsvGeom::Xyz { xyz: [x, y, z.unwrap_or(0)], has_z: z.is_some() }, lonlat })
     }
 
-    /// The point of a row, checked.
-    fn point(&self, rec: &csv::StringRecord, header: &csv::StringRecord, name: &str) -> Result<[f64; 3]> {
-        self.point_of(|i| rec.get(i).unwrap_or("").as_bytes(), rec.position(), header, name)
+    /// Whether every row has a z: known from the header for x/y/z
+    /// columns, not for WKT (`None`).
+    pub(crate) fn declares_z(&self) -> Option<bool> {
+        match self.geom {
+            CsvGeom::Xyz { has_z, .. } => Some(has_z),
+            CsvGeom::Wkt(_) => None,
+        }
     }
 
-    /// The point of a row given its fields (`get`), checked.
+    /// The point of a row given its fields (`get`), checked, and whether it
+    /// has a z. A WKT column must hold a POINT.
     pub(crate) fn point_of<'r>(
         &self,
         get: impl Fn(usize) -> &'r [u8],
         position: Option<&csv::Position>,
         header: &csv::StringRecord,
         name: &str,
-    ) -> Result<[f64; 3]> {
+    ) -> Result<([f64; 3], bool)> {
+        let place = |i: usize| {
+            let line = position.map_or(0, |p| p.line());
+            format!("{name}: line {line}, column {} ({})", i + 1, header.get(i).unwrap_or(""))
+        };
+        let (xyz, has_z) = match self.geom {
+            CsvGeom::Xyz { xyz, has_z } => (xyz, has_z),
+            CsvGeom::Wkt(i) => {
+                let text = std::str::from_utf8(get(i)).map_err(|_| anyhow!("{}: invalid UTF-8", place(i)))?;
+                let points = wkt_points(text, &|| place(i))?;
+                return match points.as_slice() {
+                    [p] => Ok(*p),
+                    _ => bail!("{}: a point has one position; this has {}", place(i), points.len()),
+                };
+            }
+        };
         let mut p = [0.0; 3];
-        for k in 0..if self.has_z { 3 } else { 2 } {
-            let i = self.xyz[k];
+        for k in 0..if has_z { 3 } else { 2 } {
+            let i = xyz[k];
             let bytes = get(i);
             let raw = std::str::from_utf8(bytes).unwrap_or("");
-            let place = || {
-                let line = position.map_or(0, |p| p.line());
-                format!("{name}: line {line}, column {} ({})", i + 1, header.get(i).unwrap_or(""))
-            };
             let v: f64 = raw
                 .trim()
                 .parse()
-                .map_err(|_| anyhow!("{}: cannot read {:?} as a number", place(), String::from_utf8_lossy(bytes)))?;
+                .map_err(|_| anyhow!("{}: cannot read {:?} as a number", place(i), String::from_utf8_lossy(bytes)))?;
             if !v.is_finite() {
-                bail!("{}: {raw:?} is not a finite number", place());
+                bail!("{}: {raw:?} is not a finite number", place(i));
             }
             p[k] = v;
         }
-        Ok(p)
+        Ok((p, has_z))
     }
+
+    /// The line parts of a row whose geometry is a WKT column (`None` for
+    /// x/y columns, where consecutive rows make a line).
+    fn wkt_line_parts_of(
+        &self,
+        rec: &csv::StringRecord,
+        header: &csv::StringRecord,
+        name: &str,
+    ) -> Option<Result<Vec<Vec<Vec<f64>>>>> {
+        let CsvGeom::Wkt(i) = self.geom else { return None };
+        let line = rec.position().map_or(0, |p| p.line());
+        let place = || format!("{name}: line {line}, column {} ({})", i + 1, header.get(i).unwrap_or(""));
+        Some(wkt_line_parts(rec.get(i).unwrap_or(""), &place))
+    }
+}
+
+/// The positions of a WKT POINT or MULTIPOINT (`place` names it in
+/// errors), checked finite, each with whether it has a z.
+pub(crate) fn wkt_points(text: &str, place: &dyn Fn() -> String) -> Result<Vec<([f64; 3], bool)>> {
+    let g: wkt::Wkt<f64> = text.trim().parse().map_err(|e| anyhow!("{}: not WKT: {e}", place()))?;
+    let coords: Vec<&wkt::types::Coord<f64>> = match &g {
+        wkt::Wkt::Point(p) => p.coord().into_iter().collect(),
+        wkt::Wkt::MultiPoint(m) => m.points().iter().filter_map(|p| p.coord()).collect(),
+        _ => bail!("{}: a {} where points are expected", place(), wkt_type(&g)),
+    };
+    coords.into_iter().map(|c| position(&wkt_pos(c)).map_err(|e| anyhow!("{}: {e}", place()))).collect()
 }
 
 /// Reads every line feature of `path`.
@@ -364,21 +434,30 @@ pub fn read_lines_with(path: &Path, opts: &InputOpts, attrs: &[&str]) -> Result<
                 Ok(())
             };
             let mut rec = csv::StringRecord::new();
+            let attr_values = |rec: &csv::StringRecord| -> Vec<Option<String>> {
+                attr_cols
+                    .iter()
+                    .map(|c| c.and_then(|c| rec.get(c)).map(str::to_string).filter(|v| !v.is_empty()))
+                    .collect()
+            };
             while rdr.read_record(&mut rec).map_err(|e| csv_error(e, &name))? {
                 let id = rec.get(cols.id.expect("lines need ids")).unwrap_or("").to_string();
-                let p = cols.point(&rec, &header, &name)?;
+                // A WKT column: each row is a feature.
+                if let Some(parts) = cols.wkt_line_parts_of(&rec, &header, &name) {
+                    let line = rec.position().map_or(0, |p| p.line());
+                    let place = || format!("{name}: line {line} (line {id:?})");
+                    lines.push(id.clone(), &parts?, &place)?;
+                    lines.attrs.push(attr_values(&rec));
+                    continue;
+                }
+                let (p, _) = cols.point_of(|i| rec.get(i).unwrap_or("").as_bytes(), rec.position(), &header, &name)?;
                 if current.as_deref() != Some(id.as_str()) {
                     flush(&mut lines, current.take(), &mut run, first_line)?;
                     first_line = rec.position().map_or(0, |p| p.line());
                     current = Some(id);
-                    lines.attrs.push(
-                        attr_cols
-                            .iter()
-                            .map(|c| c.and_then(|c| rec.get(c)).map(str::to_string).filter(|v| !v.is_empty()))
-                            .collect(),
-                    );
+                    lines.attrs.push(attr_values(&rec));
                 }
-                run.push(if cols.has_z { p.to_vec() } else { p[..2].to_vec() });
+                run.push(if cols.declares_z() == Some(true) { p.to_vec() } else { p[..2].to_vec() });
             }
             flush(&mut lines, current.take(), &mut run, first_line)?;
         }
@@ -514,132 +593,4 @@ pub(crate) fn feature_id(f: &geojson::Feature, i: usize, property: Option<&str>)
         };
     }
     i.to_string()
-}
-
-/// One query point: its id, coordinates and whether it had a z.
-pub struct Pt {
-    pub id: String,
-    pub p: [f64; 3],
-    pub has_z: bool,
-}
-
-/// Points streamed from a file in chunks.
-pub struct PointReader {
-    pub name: String,
-    /// Bytes in the file, when known (for progress).
-    pub len: Option<u64>,
-    kind: Kind,
-}
-
-enum Kind {
-    Csv { rdr: csv::Reader<Box<dyn Read + Send>>, header: csv::StringRecord, cols: CsvCols, row: usize },
-    Wkt { lines: io::Lines<BufReader<Box<dyn Read + Send>>>, line: usize, next_id: usize },
-    Geojson { features: Box<dyn Iterator<Item = Result<geojson::Feature>> + Send>, i: usize, prop: Option<String> },
-}
-
-impl PointReader {
-    pub fn open(path: &Path, opts: &InputOpts) -> Result<PointReader> {
-        let format = Format::of(path, opts.points_format)?;
-        let (name, r, len) = open(path)?;
-        let kind = match format {
-            Format::Csv => {
-                let (rdr, header) = csv_reader(&name, r, opts.delimiter)?;
-                let cols = CsvCols::find(&header, opts, &name, false)?;
-                Kind::Csv { rdr, header, cols, row: 0 }
-            }
-            Format::Wkt => Kind::Wkt { lines: BufReader::new(r).lines(), line: 0, next_id: 0 },
-            Format::Gpx => bail!("{name}: GPX traces are read by `segdist match`"),
-            Format::Geojson => {
-                Kind::Geojson { features: geojson_features(&name, r)?, i: 0, prop: opts.id_property.clone() }
-            }
-        };
-        Ok(PointReader { name, len, kind })
-    }
-
-    /// The coordinates come from CSV columns named as longitude/latitude.
-    pub fn lonlat_names(&self) -> bool {
-        matches!(&self.kind, Kind::Csv { cols, .. } if cols.lonlat)
-    }
-
-    /// Whether the points carry z: a z column in a CSV; otherwise unknown
-    /// until read (`None`).
-    pub fn declares_z(&self) -> Option<bool> {
-        match &self.kind {
-            Kind::Csv { cols, .. } => Some(cols.has_z),
-            _ => None,
-        }
-    }
-
-    /// Bytes read so far (CSV only; 0 otherwise).
-    pub fn position(&self) -> u64 {
-        match &self.kind {
-            Kind::Csv { rdr, .. } => rdr.position().byte(),
-            _ => 0,
-        }
-    }
-
-    /// Up to about `max` more points into `out` (cleared first); empty at
-    /// the end.
-    pub fn next_chunk(&mut self, max: usize, out: &mut Vec<Pt>) -> Result<()> {
-        out.clear();
-        let name = &self.name;
-        match &mut self.kind {
-            Kind::Csv { rdr, header, cols, row } => {
-                // Byte records: no UTF-8 check of every field, no String
-                // per field.
-                let mut rec = csv::ByteRecord::new();
-                while out.len() < max && rdr.read_byte_record(&mut rec).map_err(|e| csv_error(e, name))? {
-                    let p = cols.point_of(|i| rec.get(i).unwrap_or_default(), rec.position(), header, name)?;
-                    let id = match cols.id {
-                        Some(i) => String::from_utf8_lossy(rec.get(i).unwrap_or_default()).into_owned(),
-                        None => row.to_string(),
-                    };
-                    *row += 1;
-                    out.push(Pt { id, p, has_z: cols.has_z });
-                }
-            }
-            Kind::Wkt { lines, line, next_id } => {
-                while out.len() < max {
-                    let Some(text) = lines.next() else { break };
-                    let text = text.with_context(|| format!("cannot read {name}"))?;
-                    *line += 1;
-                    if text.trim().is_empty() {
-                        continue;
-                    }
-                    let place = format!("{name}: line {line}");
-                    let g: wkt::Wkt<f64> = text.parse().map_err(|e| anyhow!("{place}: not WKT: {e}"))?;
-                    let coords: Vec<&wkt::types::Coord<f64>> = match &g {
-                        wkt::Wkt::Point(p) => p.coord().into_iter().collect(),
-                        wkt::Wkt::MultiPoint(m) => m.points().iter().filter_map(|p| p.coord()).collect(),
-                        _ => bail!("{place}: a {} where points are expected", wkt_type(&g)),
-                    };
-                    for c in coords {
-                        let (p, has_z) = position(&wkt_pos(c)).map_err(|e| anyhow!("{place}: {e}"))?;
-                        out.push(Pt { id: next_id.to_string(), p, has_z });
-                    }
-                    *next_id += 1;
-                }
-            }
-            Kind::Geojson { features, i, prop } => {
-                while out.len() < max {
-                    let Some(f) = features.next() else { break };
-                    let f = f?;
-                    let place = format!("{name}: feature {i}");
-                    let id = feature_id(&f, *i, prop.as_deref());
-                    *i += 1;
-                    let positions: Vec<Vec<f64>> = match f.geometry.map(|g| g.value) {
-                        Some(geojson::Value::Point(p)) => vec![p],
-                        Some(geojson::Value::MultiPoint(ps)) => ps,
-                        Some(other) => bail!("{place}: a {} where points are expected", other.type_name()),
-                        None => bail!("{place}: no geometry"),
-                    };
-                    for pos in positions {
-                        let (p, has_z) = position(&pos).map_err(|e| anyhow!("{place}: {e}"))?;
-                        out.push(Pt { id: id.clone(), p, has_z });
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
 }

@@ -7,8 +7,10 @@ use anyhow::{bail, Result};
 use clap::Args;
 use segdist_index::{Polyline, QueryOptions};
 
-use crate::geom::{read_lines, InputOpts, PointReader, Pt};
+use crate::geom::{read_lines, InputOpts};
 use crate::output::Output;
+use crate::points::{KeepAs, KeepOpts, PointReader, Pt};
+use crate::snap::field;
 
 /// Where along a line each point projects (like PostGIS ST_LineLocatePoint
 /// and shapely line_locate_point): the segment, t on it, the distance along
@@ -17,7 +19,9 @@ use crate::output::Output;
 ///
 /// The line file may hold several LineString features: each point is then
 /// located along each of them (or only along --line-id). Output columns:
-/// point_id, line_id, segment, t, along, fraction, distance, x, y[, z].
+/// the points file's columns (--keep), then point_id, line_id, segment, t,
+/// along, fraction, distance, x, y[, z] (geographic: along_m, distance_m,
+/// lon, lat).
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
     segdist locate --line route.geojson --points fixes.csv\n  \
@@ -43,6 +47,8 @@ pub struct LocateArgs {
     pub threads: Option<usize>,
     #[command(flatten)]
     pub input: InputOpts,
+    #[command(flatten)]
+    pub keep: KeepOpts,
     /// Coordinates are longitude/latitude: lengths and distances in metres
     /// on the WGS84 ellipsoid (the default when an input is GeoJSON).
     #[arg(long, conflicts_with = "planar")]
@@ -72,6 +78,7 @@ pub fn run(args: &LocateArgs) -> Result<()> {
         bail!("{}: no line to locate along", args.line.display());
     }
     let mut points = PointReader::open(&args.points, &args.input)?;
+    let kept = crate::points::csv_header(&points.keep(&args.keep, KeepAs::Csv)?);
     let mut chunk = Vec::new();
     points.next_chunk(1 << 16, &mut chunk)?;
     let three_d = lines.has_z && points.declares_z().unwrap_or_else(|| chunk.iter().all(|p| p.has_z));
@@ -88,15 +95,21 @@ pub fn run(args: &LocateArgs) -> Result<()> {
     );
     let mut out = Output::open(args.out.as_deref())?;
     if geographic {
-        locate_geo(args, &lines, &chosen, &mut points, chunk, max_distance, &mut out)?;
-    } else if three_d {
-        locate::<3>(args, &lines, &chosen, &mut points, chunk, max_distance, &mut out)?;
+        let head = format!("{kept}point_id,line_id,segment,t,along_m,fraction,distance_m,lon,lat\n");
+        locate_geo(args, &lines, &chosen, &mut points, chunk, max_distance, &head, &mut out)?;
     } else {
-        locate::<2>(args, &lines, &chosen, &mut points, chunk, max_distance, &mut out)?;
+        let z = if three_d { ",z" } else { "" };
+        let head = format!("{kept}point_id,line_id,segment,t,along,fraction,distance,x,y{z}\n");
+        if three_d {
+            locate::<3>(args, &lines, &chosen, &mut points, chunk, max_distance, &head, &mut out)?;
+        } else {
+            locate::<2>(args, &lines, &chosen, &mut points, chunk, max_distance, &head, &mut out)?;
+        }
     }
     out.finish()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn locate<const D: usize>(
     args: &LocateArgs,
     lines: &crate::geom::Lines,
@@ -104,6 +117,7 @@ fn locate<const D: usize>(
     points: &mut PointReader,
     mut chunk: Vec<Pt>,
     max_distance: f64,
+    head: &str,
     out: &mut Output,
 ) -> Result<()> {
     let mut routes = Vec::with_capacity(chosen.len());
@@ -111,11 +125,6 @@ fn locate<const D: usize>(
         let v = line_string::<D>(args, lines, f)?;
         routes.push((f, Polyline::new(&v)?));
     }
-    let mut head = String::from("point_id,line_id,segment,t,along,fraction,distance,x,y");
-    if D == 3 {
-        head.push_str(",z");
-    }
-    head.push('\n');
     out.write_all(head.as_bytes())?;
     let opts = QueryOptions { max_distance, threads: 0 };
     let mut buf = ryu::Buffer::new();
@@ -140,6 +149,7 @@ fn locate<const D: usize>(
 
 /// [`locate`] on longitude/latitude: each line a `GeoPolyline` (geodesic
 /// segments, lengths along it in metres).
+#[allow(clippy::too_many_arguments)]
 fn locate_geo(
     args: &LocateArgs,
     lines: &crate::geom::Lines,
@@ -147,6 +157,7 @@ fn locate_geo(
     points: &mut PointReader,
     mut chunk: Vec<Pt>,
     max_distance: f64,
+    head: &str,
     out: &mut Output,
 ) -> Result<()> {
     let mut routes = Vec::with_capacity(chosen.len());
@@ -156,7 +167,7 @@ fn locate_geo(
             .map_err(|e| anyhow::anyhow!("{}: line {:?}: {e}", args.line.display(), lines.ids[f]))?;
         routes.push((f, route));
     }
-    out.write_all(b"point_id,line_id,segment,t,along_m,fraction,distance_m,lon,lat\n")?;
+    out.write_all(head.as_bytes())?;
     let mut buf = ryu::Buffer::new();
     while !chunk.is_empty() {
         crate::geom::check_latitudes(&points.name, &chunk)?;
@@ -173,8 +184,9 @@ fn locate_geo(
     Ok(())
 }
 
-/// One CSV row per point and line: point id, line id, then `fields` of the
-/// location, or empty fields up to `width` where the point was not located.
+/// One CSV row per point and line: kept columns, point id, line id, then
+/// `fields` of the location, or empty fields up to `width` in all where the
+/// point was not located.
 fn csv_rows<R, L: Copy>(
     chunk: &[Pt],
     lines: &crate::geom::Lines,
@@ -183,18 +195,27 @@ fn csv_rows<R, L: Copy>(
     width: usize,
     mut fields: impl FnMut(L, &mut Vec<String>),
 ) -> Result<Vec<u8>> {
-    let mut w = csv::WriterBuilder::new().flexible(true).from_writer(Vec::new());
+    let mut w = Vec::new();
+    let mut rec = Vec::new();
     for (i, pt) in chunk.iter().enumerate() {
         for ((f, _), l) in routes.iter().zip(located) {
-            let mut rec = vec![pt.id.clone(), lines.ids[*f].clone()];
+            w.extend(pt.kept.as_bytes());
+            field(&mut w, &pt.id);
+            w.push(b',');
+            field(&mut w, &lines.ids[*f]);
+            rec.clear();
             match l[i] {
                 Some(l) => fields(l, &mut rec),
-                None => rec.resize(width, String::new()),
+                None => rec.resize(width - 2, String::new()),
             }
-            w.write_record(&rec)?;
+            for x in &rec {
+                w.push(b',');
+                w.extend(x.as_bytes());
+            }
+            w.push(b'\n');
         }
     }
-    w.into_inner().map_err(|e| anyhow::anyhow!("formatting: {e}"))
+    Ok(w)
 }
 
 /// The vertices of feature `f`, which must be a single LineString.

@@ -13,6 +13,7 @@ mod matching;
 mod output;
 mod pairs;
 mod plot;
+mod points;
 mod snap;
 
 use std::process::ExitCode;

@@ -416,7 +416,7 @@ impl TraceReader {
                 let mut rec = csv::ByteRecord::new();
                 while rdr.read_byte_record(&mut rec).map_err(|e| geom::csv_error(e, &name))? {
                     let line = rec.position().map_or(0, |p| p.line());
-                    let p = cols.point_of(|i| rec.get(i).unwrap_or_default(), rec.position(), header, &name)?;
+                    let (p, _) = cols.point_of(|i| rec.get(i).unwrap_or_default(), rec.position(), header, &name)?;
                     let text = |i: usize| String::from_utf8_lossy(rec.get(i).unwrap_or_default()).into_owned();
                     let id = cols.id.map_or_else(|| row.to_string(), text);
                     *row += 1;

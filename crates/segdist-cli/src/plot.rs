@@ -12,8 +12,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use crate::geom::{read_lines, InputOpts, Lines, PointReader, Pt};
+use crate::geom::{read_lines, InputOpts, Lines};
 use crate::output::Output;
+use crate::points::{PointReader, Pt};
 use crate::snap::Snapper;
 
 /// Draws lines (grey), points (blue), the connector from each point to its

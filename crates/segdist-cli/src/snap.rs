@@ -10,8 +10,9 @@ use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 use segdist_index::{Hit, Index, IndexBuilder, QueryOptions};
 
-use crate::geom::{read_lines, InputOpts, Lines, PointReader, Pt};
+use crate::geom::{read_lines, InputOpts, Lines};
 use crate::output::{progress_bar, Output};
+use crate::points::{KeepAs, KeepOpts, PointReader, Pt};
 
 /// For every point, the nearest line feature: which line, part and
 /// segment, how far, the closest point, t on the segment, and the distance
@@ -19,14 +20,17 @@ use crate::output::{progress_bar, Output};
 ///
 /// Lines: GeoJSON LineString, MultiLineString, Polygon and MultiPolygon
 /// (rings as lines); WKT, one geometry per line; or CSV rows id,x,y[,z] where
-/// consecutive rows with the same id form one line. Points: GeoJSON Point
-/// and MultiPoint, WKT POINT and MULTIPOINT, or CSV rows [id,]x,y[,z].
+/// consecutive rows with the same id form one line (or rows with a WKT
+/// column, one feature each). Points: GeoJSON Point and MultiPoint, WKT
+/// POINT and MULTIPOINT, or CSV rows [id,]x,y[,z] (or a WKT POINT column).
 /// Formats follow the file extensions (.geojson/.json, .wkt, .csv) unless
-/// given. Coordinates are used as they are (for lon/lat data, distances are
-/// in degrees). When both files carry z, the computation is 3D.
+/// given. GeoJSON, and CSV with lon/lat column names, are longitude/latitude:
+/// distances in metres on the WGS84 ellipsoid (--planar to use the numbers
+/// as they are). When both files carry z, the computation is 3D.
 ///
-/// Output (CSV, or GeoJSON with --output-format geojson): point_id,
-/// [rank,] line_id, part, segment, distance, x, y, [z,] t, along, fraction.
+/// Output (CSV, or GeoJSON with --output-format geojson): the points
+/// file's columns (--keep), then point_id, [rank,] line_id, part, segment,
+/// distance, x, y, [z,] t, along, fraction.
 /// "along" counts from the start of the part. A point with nothing within
 /// --max-distance gets a row with only its id. Every number is faithfully
 /// rounded and printed in the shortest form that reads back to it.
@@ -34,6 +38,7 @@ use crate::output::{progress_bar, Output};
 #[command(after_help = "Examples:\n  \
     segdist snap --points fixes.csv --lines roads.geojson --out snapped.csv\n  \
     segdist snap --points fixes.geojson --lines roads.wkt --k 3 --max-distance 25\n  \
+    segdist snap --points fixes.csv --lines roads.csv --keep trace_id,time --out snapped.csv\n  \
     segdist snap --points p.csv --lines l.csv --output-format geojson --connectors > snapped.geojson")]
 pub struct SnapArgs {
     /// The points to snap.
@@ -65,6 +70,8 @@ pub struct SnapArgs {
     pub threads: Option<usize>,
     #[command(flatten)]
     pub input: InputOpts,
+    #[command(flatten)]
+    pub keep: KeepOpts,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
@@ -112,6 +119,9 @@ pub fn run(args: &SnapArgs) -> Result<()> {
     let t = Instant::now();
     let mut lines = read_lines(&args.lines, &args.input)?;
     let mut points = PointReader::open(&args.points, &args.input)?;
+    let kept =
+        points.keep(&args.keep, if args.output_format == OutFormat::Geojson { KeepAs::Json } else { KeepAs::Csv })?;
+    let kept_header = crate::points::csv_header(&kept);
     times.read += t.elapsed();
     if args.f32 {
         for v in &mut lines.vertices {
@@ -135,11 +145,11 @@ pub fn run(args: &SnapArgs) -> Result<()> {
     }
     let mut out = Output::open(args.out.as_deref())?;
     if geographic {
-        crate::geo::snap(args, &lines, &mut points, first, &mut out, &mut times)?;
+        crate::geo::snap(args, &lines, &mut points, first, &kept_header, &mut out, &mut times)?;
     } else if three_d {
-        snap::<3>(args, &lines, &mut points, first, &mut out, &mut times)?;
+        snap::<3>(args, &lines, &mut points, first, &kept_header, &mut out, &mut times)?;
     } else {
-        snap::<2>(args, &lines, &mut points, first, &mut out, &mut times)?;
+        snap::<2>(args, &lines, &mut points, first, &kept_header, &mut out, &mut times)?;
     }
     let t = Instant::now();
     out.finish()?;
@@ -242,13 +252,14 @@ fn snap<const D: usize>(
     lines: &Lines,
     points: &mut PointReader,
     first: Vec<Pt>,
+    kept_header: &str,
     out: &mut Output,
     times: &mut Times,
 ) -> Result<()> {
     let t = Instant::now();
     let snapper = Snapper::<D>::new(lines)?;
     times.index += t.elapsed();
-    let fmt = Fmt { args, lines, snapper: &snapper };
+    let fmt = Fmt { args, lines, snapper: &snapper, kept_header };
     let progress = progress_bar(args.quiet, points.len);
     let t = Instant::now();
     out.write_all(&fmt.header())?;
@@ -326,6 +337,8 @@ struct Fmt<'a, const D: usize> {
     args: &'a SnapArgs,
     lines: &'a Lines,
     snapper: &'a Snapper<D>,
+    /// The kept columns' header fields, each followed by a comma.
+    kept_header: &'a str,
 }
 
 impl<const D: usize> Fmt<'_, D> {
@@ -354,7 +367,7 @@ impl<const D: usize> Fmt<'_, D> {
                     cols.push("z");
                 }
                 cols.extend(["t", "along", "fraction"]);
-                let mut s = cols.join(",");
+                let mut s = format!("{}{}", self.kept_header, cols.join(","));
                 s.push('\n');
                 s.into_bytes()
             }
@@ -381,12 +394,14 @@ impl<const D: usize> Fmt<'_, D> {
                 let width = 8 + D + usize::from(self.args.k > 1);
                 for (pt, hs) in chunk.iter().zip(&hits) {
                     if hs.is_empty() {
+                        w.extend(pt.kept.as_bytes());
                         field(&mut w, &pt.id);
                         w.extend(std::iter::repeat_n(b',', width - 1));
                         w.push(b'\n');
                     }
                     for (rank, h) in hs.iter().enumerate() {
                         let (along, fraction) = self.snapper.along(self.lines, h);
+                        w.extend(pt.kept.as_bytes());
                         field(&mut w, &pt.id);
                         if self.args.k > 1 {
                             w.push(b',');
@@ -413,7 +428,8 @@ impl<const D: usize> Fmt<'_, D> {
                 for ((pt, p), hs) in chunk.iter().zip(pts).zip(hits) {
                     if hs.is_empty() {
                         feats.push(format!(
-                            "{{\"type\":\"Feature\",\"geometry\":null,\"properties\":{{\"point_id\":{},\"line_id\":null}}}}",
+                            "{{\"type\":\"Feature\",\"geometry\":null,\"properties\":{{{}\"point_id\":{},\"line_id\":null}}}}",
+                            pt.kept,
                             js(&pt.id)
                         ));
                     }
@@ -424,7 +440,8 @@ impl<const D: usize> Fmt<'_, D> {
                         };
                         let q = coords(&h.point, &mut buf);
                         let mut props = format!(
-                            "\"point_id\":{},\"rank\":{},\"line_id\":{},\"part\":{},\"segment\":{},\"distance\":{},\"t\":{},\"along\":{},\"fraction\":{}",
+                            "{}\"point_id\":{},\"rank\":{},\"line_id\":{},\"part\":{},\"segment\":{},\"distance\":{},\"t\":{},\"along\":{},\"fraction\":{}",
+                            pt.kept,
                             js(&pt.id),
                             rank + 1,
                             js(&self.lines.ids[h.feature]),

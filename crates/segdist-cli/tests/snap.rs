@@ -1,7 +1,8 @@
 //! End-to-end tests of `segdist snap`, `locate`, `plot` and `demo`: golden
 //! outputs for each format, 2D and 3D, k > 1, max-distance and ties; each
 //! class of bad input (message, exit code, no output file); and agreement
-//! with a brute-force computation on generated data.
+//! with a brute-force computation on generated data. The points' kept
+//! columns are tested in tests/keep.rs.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -13,7 +14,14 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// Runs segdist in the test data folder. `snap` and `locate` get
+/// `--keep none` unless the arguments say `--keep`: the golden files hold
+/// segdist's own columns (tests/keep.rs tests the kept ones).
 fn segdist(args: &[&str]) -> Output {
+    let mut args = args.to_vec();
+    if matches!(args.first(), Some(&"snap" | &"locate")) && !args.contains(&"--keep") {
+        args.extend(["--keep", "none"]);
+    }
     Command::new(env!("CARGO_BIN_EXE_segdist"))
         .args(args)
         .current_dir(root().join("crates/segdist-cli/tests/data"))

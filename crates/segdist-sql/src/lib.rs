@@ -6,7 +6,7 @@
 //!   `segdist_closest_point` (2D and 3D), `segdist_geodesic_distance`,
 //!   `segdist_line_locate_point`, `segdist_line_interpolate_point`.
 //! - [`snap`]: the table function `segdist_snap('points', 'lines' [, k
-//!   [, max_distance]])`, whose rows are `segdist snap`'s, bit for bit;
+//!   [, max_distance]])`, whose rows are `segdist snap --keep none`'s, bit for bit;
 //!   [`exec`] its physical operator.
 //! - [`files`]: tables from Parquet/GeoParquet, CSV and GeoJSON files, and
 //!   results written atomically as CSV or Parquet.
