@@ -1,13 +1,16 @@
-"""segdist's Python package against shapely 2, same machine, same run.
+"""segdist's Python package against shapely 2 and geopandas, same machine,
+same run.
 
-The three workloads of issue 6:
+The three workloads of issue 6, and issue 28's nearest join:
 
 1. one segment × 10M points: ``shapely.distance(line, points)`` (plus the
    ``shapely.points`` call that makes Point objects from an array, which a
    numpy user pays too) against ``segdist.distance(a, b, xy)``;
 2. nearest segment, 100k segments × 1M points: ``STRtree.query_nearest``
    against ``SegmentIndex.nearest`` (index builds timed apart);
-3. ``line_locate_point`` on a 100k-vertex line against ``Polyline.locate``.
+3. ``line_locate_point`` on a 100k-vertex line against ``Polyline.locate``;
+4. ``geopandas.sjoin_nearest`` against ``segdist.sjoin_nearest``, 200k points
+   against 100k segments, whole calls.
 
 shapely runs on a sample where the full workload would take minutes; every
 figure is per point. Each measurement is the median of ``--repeat`` runs,
@@ -133,6 +136,27 @@ def main() -> None:
     report("line_locate_point (100k vertices)", t["segdist"], len(pq), t["shapely"], sample, 1000,
            segdist_build_ms=build_ours * 1e3)
 
+    # 4. GeoPandas' nearest join: 200k points against 100k segments (the
+    # set of 2), both frames with attribute columns, the whole call timed
+    # (index build included, as geopandas builds its tree in the call).
+    import geopandas as gpd
+
+    n_pts = 200_000 // scale
+    lines = gpd.GeoDataFrame({"road": np.arange(k), "name": [f"r{i}" for i in range(k)]}, geometry=segs, crs=3067)
+    fixes = gpd.GeoDataFrame({"fix": np.arange(n_pts)}, geometry=shapely.points(q[:n_pts]), crs=3067)
+    t = median_of(
+        args.repeat,
+        segdist=lambda: segdist.sjoin_nearest(fixes, lines, distance_col="d"),
+        shapely=lambda: gpd.sjoin_nearest(fixes, lines, distance_col="d"),
+    )
+    ours, theirs = segdist.sjoin_nearest(fixes, lines, distance_col="d"), gpd.sjoin_nearest(fixes, lines, distance_col="d")
+    theirs = theirs[~theirs.index.duplicated(keep=False)]  # geopandas gives every tie
+    got = ours.loc[theirs.index]
+    assert (got["index_right"].to_numpy() == theirs["index_right"].to_numpy()).all()
+    assert np.allclose(got["d"].to_numpy(), theirs["d"].to_numpy(), rtol=0, atol=1e-12)
+    report("sjoin_nearest vs geopandas (200k points, 100k segments)", t["segdist"], n_pts, t["shapely"], n_pts, 100,
+           geopandas=gpd.__version__)
+
     info = {
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
@@ -148,7 +172,7 @@ def main() -> None:
     err = sys.stderr
     print(f"\nsegdist {info['segdist']} vs shapely {info['shapely']} (GEOS {info['geos']}), "
           f"{info['cpus']} cores, {info['isa']}; medians of {args.repeat}\n", file=err)
-    print("| workload | segdist per point | shapely per point | segdist faster | target |", file=err)
+    print("| workload | segdist per point | shapely (geopandas) per point | segdist faster | target |", file=err)
     print("|---|---:|---:|---:|---:|", file=err)
     for row in rows:
         target = "—" if row["target"] is None else f"≥ {row['target']}×"

@@ -217,8 +217,11 @@ def test_native_layer_refuses_wrong_arrays_without_crashing():
 def test_docstring_examples():
     import doctest
 
-    result = doctest.testmod(segdist, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 40 and result.failed == 0
+    # The package and the modules its API lives in.
+    for module in (segdist, segdist._geo, segdist._join, segdist._matching):
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.attempted > 4 and result.failed == 0, module.__name__
+    assert doctest.testmod(segdist).attempted > 40
 
 
 def test_readme_python_examples_run():

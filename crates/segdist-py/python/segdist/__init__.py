@@ -37,6 +37,9 @@ from typing import NamedTuple, Optional, Sequence
 import numpy as np
 
 from . import _segdist
+from ._common import max_distance as _max_distance
+from ._common import offsets as _offsets
+from ._common import shapely_lines as _shapely_lines
 from ._segdist import __version__
 
 __all__ = [
@@ -63,6 +66,7 @@ __all__ = [
     "GeoProjection",
     "GeoIndex",
     "GeoNearest",
+    "sjoin_nearest",
     "isa",
     "__version__",
 ]
@@ -360,17 +364,6 @@ def _query_points(points, dim: int):
     return np.ascontiguousarray(arr.reshape(-1, dim), dtype=np.float64), arr.shape[:-1]
 
 
-def _offsets(x, what: str) -> np.ndarray:
-    arr = np.asarray(x)
-    if arr.ndim != 1 or arr.dtype.kind not in "iu":
-        raise TypeError(f"{what} must be a 1-D array of integers, got {arr.dtype} {arr.shape}")
-    return np.ascontiguousarray(arr, dtype=np.int64)
-
-
-def _max_distance(x) -> float:
-    return float("inf") if x is None else float(x)
-
-
 class SegmentIndex:
     """Exact nearest-segment search over segments and (multi-)polylines.
 
@@ -488,22 +481,7 @@ class SegmentIndex:
         >>> segdist.SegmentIndex.from_shapely(lines).nearest([[9.5, 4]]).feature
         array([1])
         """
-        import shapely
-
-        geoms = np.asarray(geometries, dtype=object).reshape(-1)
-        kinds = shapely.get_type_id(geoms)
-        ok = np.isin(kinds, [-1, 1, 2, 5])  # missing, LineString, LinearRing, MultiLineString
-        if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            raise TypeError(f"geometry {i} is a {geoms[i].geom_type}: only LineString and MultiLineString index")
-        parts, part_feature = shapely.get_parts(geoms, return_index=True)
-        keep = ~shapely.is_empty(parts)
-        parts, part_feature = parts[keep], part_feature[keep]
-        has_z = bool(np.any(shapely.has_z(parts)))
-        coords, vertex_part = shapely.get_coordinates(parts, include_z=has_z, return_index=True)
-        part_offsets = np.searchsorted(vertex_part, np.arange(len(parts) + 1))
-        feature_offsets = np.searchsorted(part_feature, np.arange(len(geoms) + 1))
-        return cls.from_multi_polylines(coords, part_offsets, feature_offsets)
+        return cls.from_multi_polylines(*_shapely_lines(geometries))
 
     # -- facts
 
@@ -696,246 +674,11 @@ class Polyline:
         return out.reshape(d.shape + (self._ndim,))
 
 
-class Matched(NamedTuple):
-    """Map matching's answer, one row per fix (see :meth:`RoadNetwork.match`).
-    Where a fix is unmatched, ``line``, ``part`` and ``segment`` are -1 and
-    the floats NaN."""
-
-    line: np.ndarray
-    part: np.ndarray
-    segment: np.ndarray
-    t: np.ndarray
-    distance: np.ndarray
-    x: np.ndarray
-    y: np.ndarray
-    along: np.ndarray
-    sub_match: np.ndarray
-    state: np.ndarray
+from ._geo import GeoIndex, GeoNearest, GeoProjection, geodesic  # noqa: E402
+from ._join import sjoin_nearest  # noqa: E402
+from ._matching import Matched, RoadNetwork, match  # noqa: E402
 
 
-_STATES = np.array(["matched", "unmatched", "break"])
-
-
-def _oneway_code(v) -> int:
-    if v is None:
-        return 0
-    if isinstance(v, (bool, np.bool_)):
-        return int(v)
-    if isinstance(v, (int, np.integer)):
-        return int(np.sign(v))
-    text = str(v).strip().lower()
-    return 1 if text in ("yes", "true", "1") else -1 if text in ("-1", "reverse") else 0
-
-
-class RoadNetwork:
-    """A road network for map matching: GPS traces onto the roads driven,
-    by a hidden Markov model over segdist's exact candidates (the same
-    matcher and answers as ``segdist match``).
-
-    ``lines`` is a sequence of ``(V_i, 2)`` polylines; ``oneway`` one value
-    per line (``True``/``1``/``"yes"``: along the vertex order, ``-1``/
-    ``"-1"``/``"reverse"``: against it, anything else: both ways).
-    ``geographic`` takes coordinates as lon/lat and works in metres on
-    WGS84. Lines meet where their ends, or any of their vertices
-    (``junctions="shared"``, as in OpenStreetMap), have equal coordinates;
-    ``junctions="ends"`` joins them at ends only. With ``nodes=(from_ids,
-    to_ids)`` (integers, one each per line) lines meet where those ids are
-    equal, and only there.
-
-    >>> import numpy as np, segdist
-    >>> net = segdist.RoadNetwork([[[0, 0], [100, 0]], [[100, 0], [200, 0]], [[100, 0], [100, 100]]])
-    >>> m = net.match([7, 7, 7, 7], [[10, 3], [60, -2], [103, 40], [98, 90]])
-    >>> m.line, m.state
-    (array([0, 0, 2, 2]), array(['matched', 'matched', 'matched', 'matched'], dtype='<U9'))
-    """
-
-    __slots__ = ("_native",)
-
-    def __init__(self, lines, oneway=None, *, nodes=None, geographic: bool = False, junctions: str = "shared"):
-        arrays = [np.asarray(line, dtype=np.float64) for line in lines]
-        for i, a in enumerate(arrays):
-            if a.ndim != 2 or a.shape[1] != 2:
-                raise ValueError(f"line {i} must have shape (V, 2), got {a.shape}")
-        coords = np.ascontiguousarray(np.concatenate(arrays) if arrays else np.zeros((0, 2)))
-        offsets = np.concatenate([[0], np.cumsum([len(a) for a in arrays])]).astype(np.int64)
-        if oneway is None:
-            codes = np.zeros(len(arrays), dtype=np.int8)
-        else:
-            codes = np.array([_oneway_code(v) for v in oneway], dtype=np.int8)
-        if junctions not in ("shared", "ends"):
-            raise ValueError(f"junctions must be 'shared' or 'ends', not {junctions!r}")
-        if nodes is None:
-            src = dst = np.zeros(0, dtype=np.int64)
-        else:
-            src, dst = (np.ascontiguousarray(np.asarray(a).reshape(-1), dtype=np.int64) for a in nodes)
-        self._native = _segdist.RoadNetwork(coords, offsets, codes, src, dst, bool(geographic), junctions == "shared")
-
-    @property
-    def nodes(self) -> int:
-        """The number of nodes (junctions and ends)."""
-        return self._native.size()[0]
-
-    @property
-    def arcs(self) -> int:
-        """The number of directed arcs that may be driven."""
-        return self._native.size()[1]
-
-    def match(
-        self,
-        trace,
-        xy,
-        time=None,
-        *,
-        sigma: float = 10.0,
-        radius: Optional[float] = None,
-        k: int = 8,
-        beta: float = 10.0,
-        max_speed: float = 50.0,
-        threads: Optional[int] = None,
-    ) -> Matched:
-        """Matches every trace: ``trace`` an id per fix (a trace's fixes
-        consecutive), ``xy`` ``(N, 2)`` positions, ``time`` seconds per fix
-        (optional; must not go back within a trace). ``sigma`` is the GPS
-        noise, ``radius`` where candidates are looked for (default 5 ×
-        sigma, at least 50), ``k`` candidate roads per fix, ``beta`` the
-        transition's scale, ``max_speed`` the fastest a vehicle goes (with
-        times). Traces run on all cores (``threads`` to choose), the GIL
-        released.
-
-        A fix with no road within the radius is ``"unmatched"`` and ends
-        its sub-match; one that no route from the fix before reaches starts
-        a new one (``"break"``).
-        """
-        ids = np.asarray(trace)
-        if ids.ndim != 1:
-            raise ValueError(f"trace must be 1-D, got shape {ids.shape}")
-        if ids.dtype.kind in "iu":
-            codes = np.ascontiguousarray(ids, dtype=np.int64)
-        else:
-            codes = np.unique(ids, return_inverse=True)[1].astype(np.int64).reshape(-1)
-        pts = np.ascontiguousarray(np.asarray(xy, dtype=np.float64).reshape(-1, 2))
-        t = np.zeros(0) if time is None else np.ascontiguousarray(np.asarray(time, dtype=np.float64).reshape(-1))
-        r = max(5.0 * sigma, 50.0) if radius is None else float(radius)
-        cols = self._native.match_traces(codes, pts, t, float(sigma), float(beta), r, int(k), float(max_speed), threads)
-        return Matched(*cols[:9], _STATES[cols[9]])
-
-
-def match(
-    lines,
-    trace,
-    xy,
-    time=None,
-    *,
-    oneway=None,
-    nodes=None,
-    geographic: bool = False,
-    junctions: str = "shared",
-    **options,
-) -> Matched:
-    """Map matching in one call: ``RoadNetwork(lines, oneway, nodes=nodes,
-    geographic=geographic, junctions=junctions).match(trace, xy, time,
-    **options)``. Build a :class:`RoadNetwork` once instead when matching
-    many batches against the same roads.
-
-    >>> import segdist
-    >>> roads = [[[0, 0], [500, 0]], [[0, 30], [500, 30]], [[0, 0], [0, 30]], [[500, 0], [500, 30]]]
-    >>> segdist.match(roads, [1] * 4, [[50, 2], [150, -3], [250, 17], [350, 1]], sigma=5.0).line
-    array([0, 0, 0, 0])
-    """
-    net = RoadNetwork(lines, oneway, nodes=nodes, geographic=geographic, junctions=junctions)
-    return net.match(trace, xy, time, **options)
-
-
-class GeoProjection(NamedTuple):
-    """The closest point of a geodesic segment to a lon/lat point
-    (:func:`geodesic`): ``point`` ``(..., 2)`` lon/lat, ``t`` the fraction
-    of the segment's length, ``along`` and ``distance`` in metres."""
-
-    point: np.ndarray
-    t: np.ndarray
-    along: np.ndarray
-    distance: np.ndarray
-
-
-def geodesic(a, b, p, *, threads: Optional[int] = None) -> GeoProjection:
-    """The closest point on the geodesic from ``a`` to ``b`` (lon/lat,
-    degrees) to ``p``, on the WGS84 ellipsoid, distances in metres: the Rust
-    crate ``segdist-geo``'s ``geodesic``, bit for bit. ``a``, ``b``, ``p``
-    broadcast against each other (shape ``(..., 2)``); all cores, the GIL
-    released. A coordinate that is not a longitude/latitude raises
-    ``ValueError``.
-
-    >>> import segdist
-    >>> r = segdist.geodesic([0, 0], [1, 0], [[0.5, 0.001], [1.5, 0.0]])
-    >>> r.distance.round(1), r.t  # 0.001° of latitude; half a degree of the equator
-    (array([  110.6, 55659.7]), array([0.5, 1. ]))
-    """
-    a, b, p = (np.asarray(x, dtype=np.float64) for x in (a, b, p))
-    for name, x in (("a", a), ("b", b), ("p", p)):
-        if x.ndim == 0 or x.shape[-1] != 2:
-            raise ValueError(f"{name} must have shape (..., 2) (lon, lat), got {x.shape}")
-    a, b, p = np.broadcast_arrays(a, b, p)
-    shape = p.shape[:-1]
-    flat = [np.ascontiguousarray(x.reshape(-1, 2)) for x in (a, b, p)]
-    point, t, along, distance = _segdist.geodesic(*flat, threads)
-    return GeoProjection(point.reshape(shape + (2,)), t.reshape(shape), along.reshape(shape), distance.reshape(shape))
-
-
-class GeoNearest(NamedTuple):
-    """:meth:`GeoIndex.nearest`'s answer, one row per point: ``feature``,
-    ``part``, ``segment`` (-1 where nothing is within ``max_distance``),
-    ``t``, ``distance`` (metres), ``point`` (lon/lat), ``along`` (metres
-    from the start of the part), NaN where nothing was found."""
-
-    feature: np.ndarray
-    part: np.ndarray
-    segment: np.ndarray
-    t: np.ndarray
-    distance: np.ndarray
-    point: np.ndarray
-    along: np.ndarray
-
-
-class GeoIndex:
-    """The exact nearest geodesic segment to lon/lat points, in metres on
-    WGS84: the Rust crate ``segdist-geo``'s ``GeoIndex``, the answers of
-    ``segdist snap`` on lon/lat input, bit for bit.
-
-    >>> import segdist
-    >>> roads = segdist.GeoIndex.from_polylines([[[24.94, 60.17], [24.95, 60.17]], [[24.94, 60.18], [24.95, 60.18]]])
-    >>> hit = roads.nearest([[24.945, 60.1701], [24.9, 60.0]], max_distance=1000)
-    >>> hit.feature, hit.distance.round(2), hit.along.round(1)
-    (array([ 0, -1]), array([11.13,   nan]), array([277.6,   nan]))
-    """
-
-    __slots__ = ("_native",)
-
-    def __init__(self, native):
-        self._native = native
-
-    @classmethod
-    def from_multi_polylines(cls, coords, part_offsets, feature_offsets) -> "GeoIndex":
-        """Features of one or more parts in GeoArrow's MultiLineString
-        layout, as :meth:`SegmentIndex.from_multi_polylines` (lon/lat)."""
-        arr = np.ascontiguousarray(np.asarray(coords, dtype=np.float64).reshape(-1, 2))
-        native = _segdist.GeoIndex.build(
-            arr, _offsets(part_offsets, "part_offsets"), _offsets(feature_offsets, "feature_offsets")
-        )
-        return cls(native)
-
-    @classmethod
-    def from_polylines(cls, polylines) -> "GeoIndex":
-        """One feature per polyline, a sequence of ``(V_i, 2)`` lon/lat arrays."""
-        lines = [np.asarray(line, dtype=np.float64).reshape(-1, 2) for line in polylines]
-        coords = np.concatenate(lines) if lines else np.zeros((0, 2))
-        offsets = np.concatenate([[0], np.cumsum([len(line) for line in lines])]).astype(np.int64)
-        return cls.from_multi_polylines(coords, offsets, np.arange(len(lines) + 1))
-
-    def __len__(self) -> int:
-        return len(self._native)
-
-    def nearest(self, points, max_distance=None) -> GeoNearest:
-        """The nearest segment to every point ``(N, 2)`` (lon/lat), within
-        ``max_distance`` metres when given; all cores, the GIL released."""
-        pts = np.ascontiguousarray(np.asarray(points, dtype=np.float64).reshape(-1, 2))
-        return GeoNearest(*self._native.nearest(pts, _max_distance(max_distance)))
+def __dir__():
+    """The package's API only (:data:`__all__`)."""
+    return list(__all__)

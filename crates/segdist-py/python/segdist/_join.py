@@ -1,0 +1,184 @@
+"""GeoPandas' nearest join, exact and fast: :func:`sjoin_nearest`.
+
+The points' coordinates and the lines' vertices are read out of shapely in
+a few vectorised calls, the index is segdist's (planar, or geodesic on WGS84
+for EPSG:4326), and the result is assembled as ``geopandas.sjoin_nearest``
+assembles it: the points' columns, ``index_right``, the lines' columns.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ._common import object_array, shapely_lines
+
+__all__ = ["sjoin_nearest"]
+
+#: The columns :func:`sjoin_nearest` adds with ``extras=True``.
+EXTRAS = ("part", "segment", "t", "along", "nearest_x", "nearest_y")
+
+
+def _frame(x, what: str):
+    """``x`` as a GeoDataFrame: a GeoDataFrame as it is; a GeoSeries,
+    shapely array or list as a frame of that one geometry column."""
+    import geopandas as gpd
+
+    if isinstance(x, gpd.GeoDataFrame):
+        return x
+    if isinstance(x, gpd.GeoSeries):
+        return gpd.GeoDataFrame(geometry=x)
+    try:
+        return gpd.GeoDataFrame(geometry=gpd.GeoSeries(np.asarray(x, dtype=object).reshape(-1)))
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{what} must be a GeoDataFrame, a GeoSeries or shapely geometries: {e}") from None
+
+
+def _is_wgs84(crs) -> bool:
+    return crs.to_epsg() == 4326 or crs.equals("OGC:CRS84")
+
+
+def sjoin_nearest(
+    left,
+    right,
+    how: str = "inner",
+    max_distance: Optional[float] = None,
+    lsuffix: str = "left",
+    rsuffix: str = "right",
+    distance_col: Optional[str] = None,
+    *,
+    geographic: Optional[bool] = None,
+    extras: bool = True,
+    threads: Optional[int] = None,
+):
+    """Each point of ``left`` joined to its nearest line of ``right``: a
+    drop-in for ``geopandas.sjoin_nearest(left, right, ...)`` when the left
+    holds points and the right lines, with exact distances.
+
+    ``left`` holds Points (a GeoDataFrame, GeoSeries or shapely array);
+    ``right`` LineStrings, LinearRings and MultiLineStrings. The result has
+    GeoPandas' shape: ``left``'s rows (its index and geometry), then
+    ``index_right`` (``index_{rsuffix}``), then ``right``'s columns; names
+    in both get ``_{lsuffix}`` and ``_{rsuffix}``. ``distance_col`` names a
+    column for the distance. With ``extras`` (the default) the columns
+    ``part``, ``segment``, ``t`` (where on the segment), ``along`` (the
+    distance along the line to the closest point) and ``nearest_x``,
+    ``nearest_y`` (the closest point) follow.
+
+    ``how="inner"`` leaves out points with no line within ``max_distance``
+    (and missing or empty points); ``how="left"`` keeps them with NaN.
+
+    Distances: when the CRS is EPSG:4326 (longitude/latitude on WGS84), in
+    metres on the ellipsoid (``max_distance`` too, ``along`` too), where
+    GeoPandas measures degrees; otherwise in the CRS's units, as GeoPandas.
+    ``geographic`` overrides. Another geographic CRS raises ``ValueError``:
+    reproject with ``to_crs(4326)`` first. The two frames' CRSs must be
+    equal.
+
+    Differences from GeoPandas: one row per point, so of lines at exactly
+    the same distance the first (lowest position in ``right``) is taken,
+    where GeoPandas returns them all; z is ignored; ``how="right"`` and
+    ``exclusive`` do not exist. Needs geopandas.
+
+    >>> import geopandas as gpd, shapely, segdist
+    >>> roads = gpd.GeoDataFrame({"name": ["Main", "Side"]},
+    ...     geometry=[shapely.LineString([(0, 0), (10, 0)]), shapely.LineString([(0, 5), (10, 5)])], crs=3067)
+    >>> fixes = gpd.GeoDataFrame({"fix": [1, 2]}, geometry=shapely.points([[3, 1], [7, 4.5]]), crs=3067)
+    >>> j = segdist.sjoin_nearest(fixes, roads, distance_col="distance")
+    >>> j[["fix", "index_right", "name", "distance", "t", "along"]]
+       fix  index_right  name  distance    t  along
+    0    1            0  Main       1.0  0.3    3.0
+    1    2            1  Side       0.5  0.7    7.0
+    """
+    import shapely
+
+    if how not in ("inner", "left"):
+        raise ValueError(f"how must be 'inner' or 'left', got {how!r} (segdist joins points to lines)")
+    lf, rf = _frame(left, "left"), _frame(right, "right")
+    crs = lf.crs if lf.crs is not None else rf.crs
+    if lf.crs is not None and rf.crs is not None and not lf.crs.equals(rf.crs):
+        raise ValueError(f"the CRSs differ: left {lf.crs.to_string()}, right {rf.crs.to_string()}; reproject one with to_crs")
+    if geographic is None:
+        geographic = crs is not None and crs.is_geographic
+        if geographic and not _is_wgs84(crs):
+            raise ValueError(
+                f"{crs.to_string()} is geographic but not WGS84: reproject with to_crs(4326), or say geographic=False"
+            )
+    if max_distance is not None and not (max_distance >= 0):
+        raise ValueError(f"max_distance must be a number >= 0, got {max_distance}")
+
+    # The points: missing and empty ones are never an answer.
+    pts = object_array(lf.geometry.array)
+    kinds = shapely.get_type_id(pts)
+    if not np.isin(kinds, [-1, 0]).all():
+        i = int(np.flatnonzero(~np.isin(kinds, [-1, 0]))[0])
+        raise TypeError(f"left geometry {i} is a {pts[i].geom_type}: sjoin_nearest joins Points")
+    xy = np.empty((len(pts), 2))
+    try:
+        xy[:, 0], xy[:, 1] = shapely.get_x(pts), shapely.get_y(pts)
+    except shapely.errors.GEOSException:  # an empty point
+        empty = shapely.is_empty(pts)
+        xy[empty] = np.nan
+        xy[~empty, 0], xy[~empty, 1] = shapely.get_x(pts[~empty]), shapely.get_y(pts[~empty])
+    valid = np.isfinite(xy).all(axis=1)
+    all_valid = bool(valid.all())
+    q = xy if all_valid else np.ascontiguousarray(xy[valid])
+
+    # The lines, and the search.
+    from . import GeoIndex, SegmentIndex
+
+    lines = object_array(rf.geometry.array)
+    if geographic:
+        hit = GeoIndex.from_multi_polylines(*shapely_lines(lines, allow_z=False)).nearest(q, max_distance)
+    else:
+        index = SegmentIndex.from_multi_polylines(*shapely_lines(lines, allow_z=False))
+        hit = index.nearest(q, max_distance=max_distance, threads=threads)
+    feature = hit.feature
+    if not all_valid:
+        feature = np.full(len(pts), -1, dtype=np.int64)
+        feature[valid] = hit.feature
+    found = feature >= 0
+    rows = np.arange(len(pts)) if how == "left" else np.flatnonzero(found)
+    every = bool(found[rows].all())
+    f = feature[rows]
+
+    def column(x, fill=np.nan):
+        """A per-query answer for the result's rows."""
+        if all_valid:
+            full = x
+        else:
+            full = np.full((len(pts),) + x.shape[1:], fill, dtype=x.dtype)
+            full[valid] = x
+        return full if len(rows) == len(pts) else full[rows]
+
+    # GeoPandas' assembly: left's columns, index_right, right's columns;
+    # each added column is one array, not copied again.
+    lcols = [c for c in lf.columns if c != lf.geometry.name]
+    rcols = [c for c in rf.columns if c != rf.geometry.name]
+    both = set(lcols) & set(rcols)
+    added = {}
+    right_index = rf.index.take(f) if every else rf.index.take(f, allow_fill=True, fill_value=np.nan)
+    added[f"index_{rsuffix}"] = np.asarray(right_index)
+    if rcols:
+        attrs = rf[rcols].reset_index(drop=True)
+        attrs = attrs.iloc[f] if every else attrs.reindex(np.where(found[rows], f, -1))
+        for c in rcols:
+            added[f"{c}_{rsuffix}" if c in both else c] = attrs[c].array
+    if distance_col is not None:
+        added[distance_col] = column(hit.distance)
+    if extras:
+        added["part"] = column(hit.part, -1)
+        added["segment"] = column(hit.segment, -1)
+        added["t"] = column(hit.t)
+        added["along"] = column(hit.along)
+        point = column(hit.point)
+        added["nearest_x"], added["nearest_y"] = point[:, 0], point[:, 1]
+    out = lf.iloc[rows] if len(rows) < len(lf) else lf
+    out = out.rename(columns={c: f"{c}_{lsuffix}" for c in both}) if both else out.copy(deep=False)
+    clash = sorted(set(added) & set(out.columns))
+    if clash:
+        raise ValueError(f"the result would have the column(s) {clash} twice: rename them, or say extras=False")
+    for name, values in added.items():
+        out[name] = values
+    return out
