@@ -63,7 +63,8 @@ fn opts() -> InputOpts {
 
 /// Runs `read` on `n` mutations of `seed` written to `dir/name`: no panic,
 /// and every error names the file.
-fn fuzz(dir: &Path, name: &str, seed: &str, n: usize, read: &dyn Fn(&Path) -> anyhow::Result<()>) {
+fn fuzz(dir: &Path, name: &str, seed: impl AsRef<[u8]>, n: usize, read: &dyn Fn(&Path) -> anyhow::Result<()>) {
+    let seed = seed.as_ref();
     let mut rng = ChaCha8Rng::seed_from_u64(name.len() as u64 * 7919);
     let path = dir.join(name);
     read(&{
@@ -72,7 +73,7 @@ fn fuzz(dir: &Path, name: &str, seed: &str, n: usize, read: &dyn Fn(&Path) -> an
     })
     .unwrap_or_else(|e| panic!("the seed {name} must read: {e:#}"));
     for _ in 0..n {
-        let input = mutate(&mut rng, seed.as_bytes());
+        let input = mutate(&mut rng, seed);
         std::fs::write(&path, &input).unwrap();
         match catch_unwind(AssertUnwindSafe(|| read(&path))) {
             Ok(Ok(())) => {}
@@ -117,20 +118,59 @@ fn no_reader_panics_and_every_error_names_the_file() {
         Ok(())
     };
     fuzz(dir.path(), "lines.csv", CSV_LINES, n, &lines);
-    fuzz(
-        dir.path(),
-        "lines.geojson",
-        GEOJSON.split("},\n{").next().map(|f| format!("{f}}}]}}")).as_deref().unwrap(),
-        n,
-        &lines,
-    );
+    fuzz(dir.path(), "lines.geojson", GEOJSON.split("},\n{").next().map(|f| format!("{f}}}]}}")).unwrap(), n, &lines);
     fuzz(dir.path(), "lines.wkt", &WKT[..WKT.find("POINT").unwrap()], n, &lines);
     fuzz(dir.path(), "lines_wkt.csv", CSV_WKT_LINES, n, &lines);
     fuzz(dir.path(), "points.csv", CSV_POINTS, n, &points);
     fuzz(dir.path(), "points_wkt.csv", CSV_WKT_POINTS, n, &points);
-    fuzz(dir.path(), "points.geojson", &GEOJSON.replace("LineString", "MultiPoint"), n, &points);
+    fuzz(dir.path(), "points.geojson", GEOJSON.replace("LineString", "MultiPoint"), n, &points);
     fuzz(dir.path(), "points.wkt", "POINT (1 2)\nMULTIPOINT ((3 4), (5 6))\n", n, &points);
+    // Parquet: fewer inputs (each costs more), WKB and x/y columns.
+    let (lines_pq, points_pq) = parquet_seeds();
+    fuzz(dir.path(), "lines.parquet", lines_pq, n / 4, &lines);
+    fuzz(dir.path(), "points.parquet", points_pq, n / 4, &points);
     fuzz(dir.path(), "traces.csv", CSV_POINTS, n, &traces);
-    fuzz(dir.path(), "traces.geojson", &GEOJSON.replace("LineString", "MultiPoint"), n, &traces);
+    fuzz(dir.path(), "traces.geojson", GEOJSON.replace("LineString", "MultiPoint"), n, &traces);
     fuzz(dir.path(), "traces.gpx", GPX, n, &traces);
+}
+
+/// Small valid Parquet files: lines as WKB with GeoParquet metadata, points
+/// as lon/lat columns with an id and a note.
+fn parquet_seeds() -> (Vec<u8>, Vec<u8>) {
+    use arrow_array::{ArrayRef, BinaryArray, Float64Array, RecordBatch, StringArray};
+    use std::sync::Arc;
+    let file = |cols: Vec<(&str, ArrayRef)>, geo: Option<&str>| -> Vec<u8> {
+        let batch = RecordBatch::try_from_iter(cols).unwrap();
+        let kv = geo.map(|g| vec![parquet::file::metadata::KeyValue::new("geo".into(), g.to_string())]);
+        let props = parquet::file::properties::WriterProperties::builder().set_key_value_metadata(kv).build();
+        let mut buf = Vec::new();
+        let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        buf
+    };
+    let mut line = vec![1u8];
+    line.extend(2u32.to_le_bytes());
+    line.extend(2u32.to_le_bytes());
+    for c in [24.9f64, 60.1, 24.95, 60.12] {
+        line.extend(c.to_le_bytes());
+    }
+    let geo = r#"{"version":"1.1.0","primary_column":"geometry","columns":{"geometry":{"encoding":"WKB"}}}"#;
+    let lines = file(
+        vec![
+            ("id", Arc::new(StringArray::from(vec!["a"])) as ArrayRef),
+            ("geometry", Arc::new(BinaryArray::from(vec![line.as_slice()]))),
+        ],
+        Some(geo),
+    );
+    let points = file(
+        vec![
+            ("id", Arc::new(StringArray::from(vec!["p", "q"])) as ArrayRef),
+            ("note", Arc::new(StringArray::from(vec![Some("x"), None]))),
+            ("lon", Arc::new(Float64Array::from(vec![24.91, 24.93]))),
+            ("lat", Arc::new(Float64Array::from(vec![60.1, 60.11]))),
+        ],
+        None,
+    );
+    (lines, points)
 }

@@ -1,7 +1,6 @@
 //! `segdist snap` on longitude/latitude: metres on the WGS84 ellipsoid,
 //! through segdist-geo's exact index over geodesic segments.
 
-use std::io::Write;
 use std::time::Instant;
 
 use anyhow::{anyhow, Result};
@@ -11,6 +10,7 @@ use segdist_geo::{GeoHit, GeoIndex};
 use crate::geom::Lines;
 use crate::output::progress_bar;
 use crate::output::Output;
+use crate::parquet_out::{kept_values, OutHit, OutRow, Sink};
 use crate::points::{PointReader, Pt};
 use crate::snap::{field, OutFormat, SnapArgs, Times, CHUNK};
 
@@ -55,10 +55,12 @@ pub fn snap(
     lines: &Lines,
     points: &mut PointReader,
     first: Vec<Pt>,
-    kept_header: &str,
+    kept: &[String],
     out: &mut Output,
     times: &mut Times,
 ) -> Result<()> {
+    let mut out = Sink::open(out, args, kept, None, true, false)?;
+    let kept_header = crate::points::csv_header(kept);
     let t = Instant::now();
     let snapper = GeoSnapper::new(lines, &args.lines.display().to_string())?;
     times.index += t.elapsed();
@@ -95,9 +97,15 @@ pub fn snap(
         };
         times.query += t.elapsed();
         let t = Instant::now();
+        if let Sink::Parquet(pq) = &mut out {
+            pq.write(&out_rows(lines, &snapper, &chunk, &hits))?;
+        }
         let mut buf = ryu::Buffer::new();
         let mut w = Vec::with_capacity(chunk.len() * 120);
         for ((pt, p), hs) in chunk.iter().zip(&pts).zip(&hits) {
+            if matches!(out, Sink::Parquet(_)) {
+                break;
+            }
             if geojson {
                 rows_geojson(&mut w, &mut first_row, args, lines, &snapper, pt, p, hs);
                 continue;
@@ -140,8 +148,36 @@ pub fn snap(
     if geojson {
         out.write_all(b"\n]}\n")?;
     }
+    out.finish()?;
     progress.finish_and_clear();
     Ok(())
+}
+
+/// The rows of a chunk for Parquet.
+fn out_rows<'c>(lines: &'c Lines, snapper: &GeoSnapper, chunk: &'c [Pt], hits: &[Vec<GeoHit>]) -> Vec<OutRow<'c>> {
+    let mut rows = Vec::with_capacity(chunk.len());
+    for (pt, hs) in chunk.iter().zip(hits) {
+        let kept = kept_values(&pt.kept);
+        if hs.is_empty() {
+            rows.push(OutRow { kept: kept.clone(), point_id: &pt.id, rank: 1, hit: None });
+        }
+        for (rank, h) in hs.iter().enumerate() {
+            let (along, fraction) = snapper.along(lines, h);
+            let pr = &h.projection;
+            let hit = OutHit {
+                line_id: &lines.ids[h.feature],
+                part: h.part as u64,
+                segment: h.segment as u64,
+                distance: pr.distance,
+                point: [pr.point[0], pr.point[1], 0.0],
+                t: pr.t,
+                along,
+                fraction: Some(fraction),
+            };
+            rows.push(OutRow { kept: kept.clone(), point_id: &pt.id, rank: rank as u32 + 1, hit: Some(hit) });
+        }
+    }
+    rows
 }
 
 #[allow(clippy::too_many_arguments)]

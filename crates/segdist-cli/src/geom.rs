@@ -23,6 +23,8 @@ pub enum Format {
     Wkt,
     /// GPS Exchange Format: tracks of timed fixes (`segdist match` only).
     Gpx,
+    /// (Geo)Parquet: WKB or GeoArrow geometry, or x/y columns.
+    Parquet,
 }
 
 impl Format {
@@ -37,7 +39,8 @@ impl Format {
             "geojson" | "json" => Format::Geojson,
             "wkt" => Format::Wkt,
             "gpx" => Format::Gpx,
-            _ => bail!("{}: cannot tell the format from the extension; say --lines-format or --points-format (csv, geojson, wkt or gpx)", path.display()),
+            "parquet" | "geoparquet" | "parq" => Format::Parquet,
+            _ => bail!("{}: cannot tell the format from the extension; say --lines-format or --points-format (csv, geojson, wkt, gpx or parquet)", path.display()),
         })
     }
 }
@@ -119,7 +122,7 @@ pub struct InputOpts {
 
 /// The x/y column names looked for when none are given, in order, and
 /// whether each pair is longitude/latitude.
-const XY_NAMES: [(&str, &str, bool); 6] = [
+pub(crate) const XY_NAMES: [(&str, &str, bool); 6] = [
     ("x", "y", false),
     ("lon", "lat", true),
     ("lng", "lat", true),
@@ -130,8 +133,11 @@ const XY_NAMES: [(&str, &str, bool); 6] = [
 
 /// Line features, flattened: vertex runs per part, part runs per feature.
 pub struct Lines {
-    /// The coordinates came from CSV columns named as longitude/latitude.
+    /// The coordinates are longitude/latitude: CSV columns named so, or a
+    /// GeoParquet CRS that says so.
     pub lonlat_names: bool,
+    /// A GeoParquet file's CRS (PROJJSON), for the output's.
+    pub crs: Option<serde_json::Value>,
     pub ids: Vec<String>,
     pub vertices: Vec<[f64; 3]>,
     /// First vertex of every part, then the number of vertices.
@@ -146,9 +152,10 @@ pub struct Lines {
 }
 
 impl Lines {
-    fn new() -> Lines {
+    pub(crate) fn new() -> Lines {
         Lines {
             lonlat_names: false,
+            crs: None,
             ids: Vec::new(),
             vertices: Vec::new(),
             part_start: vec![0],
@@ -160,7 +167,7 @@ impl Lines {
 
     /// Adds a feature of `parts`, each a list of positions; `place` names
     /// it in errors.
-    fn push(&mut self, id: String, parts: &[Vec<Vec<f64>>], place: &dyn Fn() -> String) -> Result<()> {
+    pub(crate) fn push(&mut self, id: String, parts: &[Vec<Vec<f64>>], place: &dyn Fn() -> String) -> Result<()> {
         for (k, part) in parts.iter().enumerate() {
             if part.len() < 2 {
                 bail!("{}: part {k} has {} vertex(es), a line needs at least 2", place(), part.len());
@@ -413,6 +420,9 @@ pub fn read_lines(path: &Path, opts: &InputOpts) -> Result<Lines> {
 /// GeoJSON properties `attrs` in [`Lines::attrs`] (WKT has none).
 pub fn read_lines_with(path: &Path, opts: &InputOpts, attrs: &[&str]) -> Result<Lines> {
     let format = Format::of(path, opts.lines_format)?;
+    if format == Format::Parquet {
+        return crate::parquet::read_lines(path, opts, attrs);
+    }
     let (name, r, _) = open(path)?;
     let mut lines = Lines::new();
     match format {
@@ -479,6 +489,7 @@ pub fn read_lines_with(path: &Path, opts: &InputOpts, attrs: &[&str]) -> Result<
             }
         }
         Format::Gpx => bail!("{name}: GPX holds traces, not lines (`segdist match --points` reads it)"),
+        Format::Parquet => unreachable!("read above"),
         Format::Wkt => {
             for (i, line) in BufReader::new(r).lines().enumerate() {
                 let line = line.with_context(|| format!("cannot read {name}"))?;

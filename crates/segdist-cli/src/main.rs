@@ -12,6 +12,8 @@ mod locate;
 mod matching;
 mod output;
 mod pairs;
+mod parquet;
+mod parquet_out;
 mod plot;
 mod points;
 mod snap;
@@ -47,6 +49,15 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A malformed Parquet file can make the parquet crate panic: that is
+    // caught and reported as one error (parquet.rs), so its message is not
+    // printed; every other panic's is.
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !parquet::is_reader_panic(info) {
+            default(info)
+        }
+    }));
     if let Err(e) = output::clean_up_on_signals() {
         eprintln!("segdist: warning: Ctrl-C will leave a temporary output behind: {e}");
     }

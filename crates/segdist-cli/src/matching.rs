@@ -375,6 +375,9 @@ impl TraceReader {
                 (Kind::Geojson { features, i: 0, prop: args.input.id_property.clone() }, false)
             }
             Format::Gpx => (Kind::Gpx { traces: read_gpx(&name, r)? }, true),
+            Format::Parquet => {
+                bail!("{name}: match reads traces from CSV, GeoJSON or GPX, not Parquet (the lines may be Parquet)")
+            }
             Format::Wkt => bail!("{name}: traces are read from CSV, GeoJSON or GPX, not WKT"),
         };
         Ok(TraceReader { kind, name, len, lonlat, seen: Default::default(), pending: None })

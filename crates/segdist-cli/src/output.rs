@@ -28,8 +28,9 @@ pub enum Output {
 }
 
 impl Output {
+    /// `dest`, or standard output when `None` or `-`.
     pub fn open(dest: Option<&Path>) -> Result<Output> {
-        let Some(dest) = dest else {
+        let Some(dest) = dest.filter(|d| d.as_os_str() != "-") else {
             return Ok(Output::Stdout(BufWriter::with_capacity(1 << 16, io::stdout())));
         };
         let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

@@ -19,6 +19,7 @@ use clap::Args;
 
 use crate::geom::{csv_error, csv_reader, feature_id, geojson_features, open, position, wkt_points};
 use crate::geom::{CsvCols, Format, InputOpts};
+use crate::parquet::{Batch, ParquetFile};
 use crate::snap::field;
 
 /// One query point: its id, coordinates, whether it had a z, and its
@@ -75,6 +76,10 @@ pub const OWN_COLUMNS: [&str; 17] = [
 pub enum KeepAs {
     Csv,
     Json,
+    /// For Parquet output: each value as `LEN:TEXT,` (its length in bytes,
+    /// then itself), a null as `-,`; read back by
+    /// [`crate::parquet_out::kept_values`].
+    Fields,
 }
 
 /// Where the kept values come from, and how they are written.
@@ -86,7 +91,7 @@ struct Kept {
 }
 
 enum KeptFrom {
-    /// CSV column indexes.
+    /// CSV (or Parquet) column indexes.
     Columns(Vec<usize>),
     /// GeoJSON property names.
     Properties(Vec<String>),
@@ -130,14 +135,39 @@ pub struct PointReader {
 type Features = Peekable<Box<dyn Iterator<Item = Result<geojson::Feature>> + Send>>;
 
 enum Kind {
-    Csv { rdr: csv::Reader<Box<dyn Read + Send>>, header: csv::StringRecord, cols: CsvCols, row: usize },
-    Wkt { lines: io::Lines<BufReader<Box<dyn Read + Send>>>, line: usize, next_id: usize },
-    Geojson { features: Features, i: usize, prop: Option<String> },
+    Csv {
+        rdr: csv::Reader<Box<dyn Read + Send>>,
+        header: csv::StringRecord,
+        cols: CsvCols,
+        row: usize,
+    },
+    Wkt {
+        lines: io::Lines<BufReader<Box<dyn Read + Send>>>,
+        line: usize,
+        next_id: usize,
+    },
+    Geojson {
+        features: Features,
+        i: usize,
+        prop: Option<String>,
+    },
+    /// The batch being read and the next row in it.
+    Parquet {
+        file: Box<ParquetFile>,
+        batch: Option<Batch>,
+        row: usize,
+    },
 }
 
 impl PointReader {
     pub fn open(path: &Path, opts: &InputOpts) -> Result<PointReader> {
         let format = Format::of(path, opts.points_format)?;
+        if format == Format::Parquet {
+            let file = ParquetFile::open(path, opts)?;
+            let kind = Kind::Parquet { file: Box::new(file), batch: None, row: 0 };
+            let name = if path.as_os_str() == "-" { "<stdin>".to_string() } else { path.display().to_string() };
+            return Ok(PointReader { name, len: None, kind, kept: None });
+        }
         let (name, r, len) = open(path)?;
         let kind = match format {
             Format::Csv => {
@@ -147,6 +177,7 @@ impl PointReader {
             }
             Format::Wkt => Kind::Wkt { lines: BufReader::new(r).lines(), line: 0, next_id: 0 },
             Format::Gpx => bail!("{name}: GPX traces are read by `segdist match`"),
+            Format::Parquet => unreachable!("opened above"),
             Format::Geojson => {
                 Kind::Geojson { features: geojson_features(&name, r)?.peekable(), i: 0, prop: opts.id_property.clone() }
             }
@@ -197,11 +228,36 @@ impl PointReader {
                 });
                 (names.clone(), KeptFrom::Properties(names))
             }
+            Kind::Parquet { file, .. } => {
+                let all = file.column_names();
+                // A geometry column (WKB, WKT, GeoArrow) is not kept by
+                // default: the output has its own geometry.
+                let skip = file.geometry_column();
+                match listed {
+                    None => {
+                        let cols: Vec<usize> = (0..all.len()).filter(|&c| Some(c) != skip).collect();
+                        (cols.iter().map(|&c| all[c].clone()).collect(), KeptFrom::Columns(cols))
+                    }
+                    Some(list) => {
+                        let mut cols = Vec::with_capacity(list.len());
+                        for c in &list {
+                            let i = all.iter().position(|h| h == c).ok_or_else(|| {
+                                anyhow!("{name}: no column {c:?} to keep (--keep; the columns are {})", all.join(", "))
+                            })?;
+                            cols.push(i);
+                        }
+                        (list, KeptFrom::Columns(cols))
+                    }
+                }
+            }
             Kind::Wkt { .. } => match listed {
                 None => return Ok(Vec::new()),
                 Some(_) => bail!("{name}: WKT points have no columns to keep (--keep)"),
             },
         };
+        if let (Kind::Parquet { file, .. }, KeptFrom::Columns(cols)) = (&mut self.kind, &from) {
+            file.want_text(cols);
+        }
         let out = output_names(&names);
         let keys = out.iter().map(|n| format!("{}:", serde_json::Value::String(n.clone()))).collect();
         self.kept = Some(Kept { from, to, keys });
@@ -210,7 +266,19 @@ impl PointReader {
 
     /// The coordinates come from CSV columns named as longitude/latitude.
     pub fn lonlat_names(&self) -> bool {
-        matches!(&self.kind, Kind::Csv { cols, .. } if cols.lonlat)
+        match &self.kind {
+            Kind::Csv { cols, .. } => cols.lonlat,
+            Kind::Parquet { file, .. } => file.lonlat,
+            _ => false,
+        }
+    }
+
+    /// A GeoParquet file's CRS (PROJJSON), if it gives one.
+    pub fn crs(&self) -> Option<&serde_json::Value> {
+        match &self.kind {
+            Kind::Parquet { file, .. } => file.crs.as_ref(),
+            _ => None,
+        }
     }
 
     /// Whether the points carry z: a z column in a CSV; otherwise unknown
@@ -267,6 +335,28 @@ impl PointReader {
                     *next_id += 1;
                 }
             }
+            Kind::Parquet { file, batch, row } => {
+                while out.len() < max {
+                    if batch.as_ref().is_none_or(|b| *row >= b.rows()) {
+                        *row = 0;
+                        match file.next_batch()? {
+                            Some(b) => *batch = Some(b),
+                            None => {
+                                *batch = None;
+                                break;
+                            }
+                        }
+                        continue;
+                    }
+                    let b = batch.as_ref().expect("a batch");
+                    let id = file.id_of(b, *row);
+                    let kept = kept.map_or_else(String::new, |k| k.of_batch(b, *row));
+                    for (p, has_z) in file.points_of(b, *row)? {
+                        out.push(Pt { id: id.clone(), p, has_z, kept: kept.clone() });
+                    }
+                    *row += 1;
+                }
+            }
             Kind::Geojson { features, i, prop } => {
                 while out.len() < max {
                     let Some(f) = features.next() else { break };
@@ -305,6 +395,25 @@ impl Kept {
         String::from_utf8(w).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 
+    /// The kept columns of a Parquet row: text as arrow-cast displays it;
+    /// numbers and booleans stay JSON numbers and booleans.
+    fn of_batch(&self, batch: &Batch, row: usize) -> String {
+        let KeptFrom::Columns(cols) = &self.from else { return String::new() };
+        let mut w = Vec::new();
+        for (k, &c) in cols.iter().enumerate() {
+            let t = batch.data_type(c);
+            let raw = t.is_numeric() || *t == arrow_schema::DataType::Boolean;
+            match batch.text(c, row) {
+                None => self.push(&mut w, k, Value::Null),
+                Some(v) if raw && (v == "true" || v == "false" || v.parse::<f64>().is_ok_and(f64::is_finite)) => {
+                    self.push(&mut w, k, Value::Raw(v))
+                }
+                Some(v) => self.push(&mut w, k, Value::Text(v)),
+            }
+        }
+        String::from_utf8(w).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+
     /// The kept properties of a GeoJSON feature.
     fn of_properties(&self, props: Option<&geojson::JsonObject>) -> String {
         let KeptFrom::Properties(names) = &self.from else { return String::new() };
@@ -319,8 +428,24 @@ impl Kept {
     /// Appends kept value `k` and a comma.
     fn push(&self, w: &mut Vec<u8>, k: usize, v: Value) {
         match self.to {
+            KeepAs::Fields => {
+                let text = match v {
+                    Value::Text(s) | Value::Raw(s) => Some(std::borrow::Cow::Borrowed(s)),
+                    Value::Json(serde_json::Value::String(s)) => Some(std::borrow::Cow::Borrowed(s.as_str())),
+                    Value::Json(serde_json::Value::Null) | Value::Null => None,
+                    Value::Json(other) => Some(std::borrow::Cow::Owned(other.to_string())),
+                };
+                match text {
+                    Some(t) => {
+                        w.extend(t.len().to_string().as_bytes());
+                        w.push(b':');
+                        w.extend(t.as_bytes());
+                    }
+                    None => w.push(b'-'),
+                }
+            }
             KeepAs::Csv => match v {
-                Value::Text(s) => field(w, s),
+                Value::Text(s) | Value::Raw(s) => field(w, s),
                 Value::Json(serde_json::Value::String(s)) => field(w, s),
                 Value::Json(serde_json::Value::Null) | Value::Null => {}
                 Value::Json(other) => field(w, &other.to_string()),
@@ -330,6 +455,7 @@ impl Kept {
                 match v {
                     Value::Text(s) => w.extend(serde_json::Value::String(s.to_string()).to_string().as_bytes()),
                     Value::Json(j) => w.extend(j.to_string().as_bytes()),
+                    Value::Raw(s) => w.extend(s.as_bytes()),
                     Value::Null => w.extend(b"null"),
                 }
             }
@@ -341,6 +467,8 @@ impl Kept {
 /// A kept value as read.
 enum Value<'a> {
     Text(&'a str),
+    /// A JSON token as it is (a number or a boolean).
+    Raw(&'a str),
     Json(&'a serde_json::Value),
     Null,
 }
@@ -353,6 +481,19 @@ mod tests {
     fn clashing_names_are_prefixed_until_unique() {
         let names: Vec<String> = ["id", "x", "Y", "input_x", "note", "note"].iter().map(|s| s.to_string()).collect();
         assert_eq!(output_names(&names), ["id", "input_x", "input_Y", "input_input_x", "note", "input_note"]);
+    }
+
+    #[test]
+    fn fields_for_parquet_read_back_whatever_they_hold() {
+        let kept = Kept { from: KeptFrom::Columns(vec![0, 1, 2, 3]), to: KeepAs::Fields, keys: Vec::new() };
+        let mut w = Vec::new();
+        for (k, v) in
+            [Value::Text("a,b:c 12:x,"), Value::Null, Value::Text(""), Value::Raw("-1.5")].into_iter().enumerate()
+        {
+            kept.push(&mut w, k, v);
+        }
+        let text = String::from_utf8(w).unwrap();
+        assert_eq!(crate::parquet_out::kept_values(&text), [Some("a,b:c 12:x,"), None, Some(""), Some("-1.5")]);
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! `segdist snap`: the nearest line feature of every point, from CSV,
 //! GeoJSON or WKT files, at index speed.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -12,6 +11,7 @@ use segdist_index::{Hit, Index, IndexBuilder, QueryOptions};
 
 use crate::geom::{read_lines, InputOpts, Lines};
 use crate::output::{progress_bar, Output};
+use crate::parquet_out::{kept_values, OutHit, OutRow, Sink};
 use crate::points::{KeepAs, KeepOpts, PointReader, Pt};
 
 /// For every point, the nearest line feature: which line, part and
@@ -21,12 +21,14 @@ use crate::points::{KeepAs, KeepOpts, PointReader, Pt};
 /// Lines: GeoJSON LineString, MultiLineString, Polygon and MultiPolygon
 /// (rings as lines); WKT, one geometry per line; or CSV rows id,x,y[,z] where
 /// consecutive rows with the same id form one line (or rows with a WKT
-/// column, one feature each). Points: GeoJSON Point and MultiPoint, WKT
-/// POINT and MULTIPOINT, or CSV rows [id,]x,y[,z] (or a WKT POINT column).
-/// Formats follow the file extensions (.geojson/.json, .wkt, .csv) unless
-/// given. GeoJSON, and CSV with lon/lat column names, are longitude/latitude:
-/// distances in metres on the WGS84 ellipsoid (--planar to use the numbers
-/// as they are). When both files carry z, the computation is 3D.
+/// column, one feature each); (Geo)Parquet, a row per feature. Points:
+/// GeoJSON Point and MultiPoint, WKT POINT and MULTIPOINT, CSV rows
+/// [id,]x,y[,z] (or a WKT POINT column), or (Geo)Parquet rows.
+/// Formats follow the file extensions (.geojson/.json, .wkt, .csv,
+/// .parquet) unless given; `-` is standard input or output. GeoJSON, CSV
+/// with lon/lat column names, and GeoParquet in EPSG:4326 or CRS84 are
+/// longitude/latitude: distances in metres on the WGS84 ellipsoid
+/// (--planar to use the numbers as they are). When both files carry z, the computation is 3D.
 ///
 /// Output (CSV, or GeoJSON with --output-format geojson): the points
 /// file's columns (--keep), then point_id, [rank,] line_id, part, segment,
@@ -34,7 +36,7 @@ use crate::points::{KeepAs, KeepOpts, PointReader, Pt};
 /// "along" counts from the start of the part. A point with nothing within
 /// --max-distance gets a row with only its id. Every number is faithfully
 /// rounded and printed in the shortest form that reads back to it.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 #[command(after_help = "Examples:\n  \
     segdist snap --points fixes.csv --lines roads.geojson --out snapped.csv\n  \
     segdist snap --points fixes.geojson --lines roads.wkt --k 3 --max-distance 25\n  \
@@ -56,8 +58,10 @@ pub struct SnapArgs {
     /// Only segments within this distance; farther points get an empty match.
     #[arg(long, value_name = "R")]
     pub max_distance: Option<f64>,
-    /// Output format.
-    #[arg(long, value_name = "FORMAT", default_value = "csv")]
+    /// Output format (default: from --out's extension, .geojson/.json or
+    /// .parquet, else CSV). Parquet is GeoParquet: the closest point as a
+    /// WKB geometry column.
+    #[arg(long, value_name = "FORMAT", default_value = "auto")]
     pub output_format: OutFormat,
     /// With GeoJSON output, add a LineString from each point to its match.
     #[arg(long)]
@@ -91,14 +95,34 @@ pub struct SnapArgs {
 /// An output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OutFormat {
+    /// From the output file's extension, else CSV.
+    Auto,
     Csv,
     Geojson,
+    /// GeoParquet, one row group per chunk of points.
+    Parquet,
+}
+
+impl OutFormat {
+    /// `Auto` made definite by the output path's extension.
+    pub fn resolve(self, out: Option<&std::path::Path>) -> OutFormat {
+        if self != OutFormat::Auto {
+            return self;
+        }
+        let ext = out.and_then(|p| p.extension()).and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        match ext.as_str() {
+            "geojson" | "json" => OutFormat::Geojson,
+            "parquet" | "geoparquet" | "parq" => OutFormat::Parquet,
+            _ => OutFormat::Csv,
+        }
+    }
 }
 
 /// Points handed to the index at a time.
 pub(crate) const CHUNK: usize = 1 << 18;
 
 pub fn run(args: &SnapArgs) -> Result<()> {
+    let args = &SnapArgs { output_format: args.output_format.resolve(args.out.as_deref()), ..args.clone() };
     if args.k == 0 {
         bail!("--k must be at least 1");
     }
@@ -119,9 +143,15 @@ pub fn run(args: &SnapArgs) -> Result<()> {
     let t = Instant::now();
     let mut lines = read_lines(&args.lines, &args.input)?;
     let mut points = PointReader::open(&args.points, &args.input)?;
-    let kept =
-        points.keep(&args.keep, if args.output_format == OutFormat::Geojson { KeepAs::Json } else { KeepAs::Csv })?;
-    let kept_header = crate::points::csv_header(&kept);
+    crate::parquet::check_same_crs(&mut lines, points.crs(), &points.name)?;
+    let kept = points.keep(
+        &args.keep,
+        match args.output_format {
+            OutFormat::Geojson => KeepAs::Json,
+            OutFormat::Parquet => KeepAs::Fields,
+            _ => KeepAs::Csv,
+        },
+    )?;
     times.read += t.elapsed();
     if args.f32 {
         for v in &mut lines.vertices {
@@ -145,11 +175,11 @@ pub fn run(args: &SnapArgs) -> Result<()> {
     }
     let mut out = Output::open(args.out.as_deref())?;
     if geographic {
-        crate::geo::snap(args, &lines, &mut points, first, &kept_header, &mut out, &mut times)?;
+        crate::geo::snap(args, &lines, &mut points, first, &kept, &mut out, &mut times)?;
     } else if three_d {
-        snap::<3>(args, &lines, &mut points, first, &kept_header, &mut out, &mut times)?;
+        snap::<3>(args, &lines, &mut points, first, &kept, &mut out, &mut times)?;
     } else {
-        snap::<2>(args, &lines, &mut points, first, &kept_header, &mut out, &mut times)?;
+        snap::<2>(args, &lines, &mut points, first, &kept, &mut out, &mut times)?;
     }
     let t = Instant::now();
     out.finish()?;
@@ -252,14 +282,15 @@ fn snap<const D: usize>(
     lines: &Lines,
     points: &mut PointReader,
     first: Vec<Pt>,
-    kept_header: &str,
+    kept: &[String],
     out: &mut Output,
     times: &mut Times,
 ) -> Result<()> {
     let t = Instant::now();
     let snapper = Snapper::<D>::new(lines)?;
     times.index += t.elapsed();
-    let fmt = Fmt { args, lines, snapper: &snapper, kept_header };
+    let fmt = Fmt { args, lines, snapper: &snapper, kept_header: crate::points::csv_header(kept) };
+    let mut out = Sink::open(out, args, kept, lines.crs.clone(), false, D == 3)?;
     let progress = progress_bar(args.quiet, points.len);
     let t = Instant::now();
     out.write_all(&fmt.header())?;
@@ -299,6 +330,10 @@ fn snap<const D: usize>(
             snapper.query_into(&pts, args.k, max_distance, &mut hits);
             times.query += t.elapsed();
             let t = Instant::now();
+            if let Sink::Parquet(pq) = &mut out {
+                pq.write(&fmt.out_rows(&chunk, &hits))?;
+                chunk.clear();
+            }
             // Formatted in parallel, in slices, written in order.
             let bufs: Vec<Vec<u8>> = (0..chunk.len().div_ceil(4096))
                 .into_par_iter()
@@ -317,7 +352,7 @@ fn snap<const D: usize>(
                 out.write_all(&b)?;
             }
             times.write += t.elapsed();
-            times.points += chunk.len();
+            times.points += pts.len();
             let (next, position, read) = rx.recv().map_err(|_| anyhow::anyhow!("{name}: the reader stopped"))??;
             times.read += read;
             progress.set_position(position);
@@ -327,6 +362,7 @@ fn snap<const D: usize>(
     })?;
     let t = Instant::now();
     out.write_all(&fmt.footer())?;
+    out.finish()?;
     times.write += t.elapsed();
     progress.finish_and_clear();
     Ok(())
@@ -338,7 +374,7 @@ struct Fmt<'a, const D: usize> {
     lines: &'a Lines,
     snapper: &'a Snapper<D>,
     /// The kept columns' header fields, each followed by a comma.
-    kept_header: &'a str,
+    kept_header: String,
 }
 
 impl<const D: usize> Fmt<'_, D> {
@@ -357,6 +393,7 @@ impl<const D: usize> Fmt<'_, D> {
     fn header(&self) -> Vec<u8> {
         match self.args.output_format {
             OutFormat::Geojson => b"{\"type\":\"FeatureCollection\",\"features\":[\n".to_vec(),
+            OutFormat::Parquet | OutFormat::Auto => Vec::new(),
             OutFormat::Csv => {
                 let mut cols = vec!["point_id"];
                 if self.args.k > 1 {
@@ -377,8 +414,37 @@ impl<const D: usize> Fmt<'_, D> {
     fn footer(&self) -> Vec<u8> {
         match self.args.output_format {
             OutFormat::Geojson => b"\n]}\n".to_vec(),
-            OutFormat::Csv => Vec::new(),
+            _ => Vec::new(),
         }
+    }
+
+    /// The rows of a chunk for Parquet (numbers as CSV has them: f32 with
+    /// --f32).
+    fn out_rows<'c>(&'c self, chunk: &'c [Pt], hits: &'c Hits<D>) -> Vec<OutRow<'c>> {
+        let f = |x: f64| if self.args.f32 { f64::from(x as f32) } else { x };
+        let mut rows = Vec::with_capacity(chunk.len());
+        for (i, pt) in chunk.iter().enumerate() {
+            let kept = kept_values(&pt.kept);
+            let hs = hits.get(i);
+            if hs.is_empty() {
+                rows.push(OutRow { kept: kept.clone(), point_id: &pt.id, rank: 1, hit: None });
+            }
+            for (rank, h) in hs.iter().enumerate() {
+                let (along, fraction) = self.snapper.along(self.lines, h);
+                let hit = OutHit {
+                    line_id: &self.lines.ids[h.feature],
+                    part: h.part as u64,
+                    segment: h.segment as u64,
+                    distance: f(h.distance),
+                    point: std::array::from_fn(|k| h.point.get(k).map_or(0.0, |&c| f(c))),
+                    t: f(h.t),
+                    along: f(along),
+                    fraction: Some(f(fraction)),
+                };
+                rows.push(OutRow { kept: kept.clone(), point_id: &pt.id, rank: rank as u32 + 1, hit: Some(hit) });
+            }
+        }
+        rows
     }
 
     /// The rows of some points, the first being point `first` of `hits`
@@ -387,7 +453,7 @@ impl<const D: usize> Fmt<'_, D> {
         let mut buf = ryu::Buffer::new();
         let hits: Vec<&[Hit<D>]> = (first..first + chunk.len()).map(|i| all.get(i)).collect();
         match self.args.output_format {
-            OutFormat::Csv => {
+            OutFormat::Csv | OutFormat::Parquet | OutFormat::Auto => {
                 // Written by hand, field by field: the csv writer's record of
                 // Strings cost more than the search itself.
                 let mut w = Vec::with_capacity(chunk.len() * 120);
