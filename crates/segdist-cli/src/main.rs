@@ -33,7 +33,7 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Snap points to the nearest line feature (CSV, GeoJSON, WKT).
+    /// Snap points to the nearest line feature (CSV, GeoJSON, WKT, GeoParquet).
     Snap(snap::SnapArgs),
     /// Locate points along a line (linear referencing).
     Locate(locate::LocateArgs),

@@ -41,7 +41,7 @@ pub struct KeepOpts {
     /// names separated by commas. A name that is also one of segdist's
     /// output columns (in any mode: point_id, rank, line_id, part, segment,
     /// distance, distance_m, x, y, z, lon, lat, t, along, along_m,
-    /// fraction, kind; any case) gets the prefix input_. From GeoJSON, all
+    /// fraction, kind, geometry; any case) gets the prefix input_. From GeoJSON, all
     /// means the properties of the first feature.
     #[arg(long, value_name = "COLS", default_value = "all")]
     pub keep: String,
@@ -49,7 +49,7 @@ pub struct KeepOpts {
 
 /// segdist's own output column names, in every command and mode: kept
 /// columns with these names are prefixed with `input_`.
-pub const OWN_COLUMNS: [&str; 17] = [
+pub const OWN_COLUMNS: [&str; 18] = [
     "point_id",
     "rank",
     "line_id",
@@ -67,6 +67,7 @@ pub const OWN_COLUMNS: [&str; 17] = [
     "along_m",
     "fraction",
     "kind",
+    "geometry",
 ];
 
 /// How kept values are written: as CSV fields, or as GeoJSON properties

@@ -49,7 +49,7 @@ pub struct SnapArgs {
     /// The lines to snap them to.
     #[arg(long, value_name = "FILE")]
     pub lines: PathBuf,
-    /// Write to this file (atomically) instead of standard output.
+    /// Write to this file (atomically) instead of standard output (`-`).
     #[arg(short, long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// The k nearest lines' segments per point, one row each, nearest first.

@@ -152,6 +152,14 @@ fn every_encoding_gives_the_csv_answers_bit_for_bit() {
     let o = run(d, &["snap", "--keep", "none", "--points", "points_xy.parquet", "--lines", "lines.parquet"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("geographic"));
     assert_eq!(ok(&o), want);
+    // A kept WKT column named geometry is not the output's geometry.
+    let wkt = "id,geometry\n1,POINT (24.93 60.18)\n";
+    std::fs::write(d.join("points_wkt.csv"), wkt).unwrap();
+    ok(&run(d, &["snap", "-q", "--points", "points_wkt.csv", "--lines", "lines.parquet", "-o", "wkt.parquet"]));
+    let (names, rows) = parquet_rows(&d.join("wkt.parquet"));
+    assert_eq!(names[..3], ["id", "input_geometry", "point_id"]);
+    assert_eq!(rows[0][1].as_deref(), Some("POINT (24.93 60.18)"));
+    assert_eq!(names.iter().filter(|n| *n == "geometry").count(), 1);
     // Kept columns: numbers stay numbers in GeoJSON; the WKB is not kept.
     let o = run(d, &["snap", "-q", "--points", "points_wkb.parquet", "--lines", "lines.parquet"]);
     assert!(ok(&o).starts_with("id,note,point_id,line_id,"), "{}", ok(&o));
