@@ -790,7 +790,7 @@ fn bounding_box<const D: usize>(points: &[[f64; D]]) -> ([f64; D], [f64; D]) {
 /// room, pieces in order: still stable). Hand-written: a comparison sort
 /// took a quarter of a batch's time, and no well-kept crate sorts `u64` by
 /// a bit range.
-fn radix_sort_high(v: &mut Vec<u64>, bits: u32, par: bool) {
+pub(crate) fn radix_sort_high(v: &mut Vec<u64>, bits: u32, par: bool) {
     // (Two passes of 10 bits sort a million points' 20.)
     const DIGIT: u32 = 10;
     const DIGITS: usize = 1 << DIGIT;

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use rayon::slice::ParallelSliceMut;
+use rayon::prelude::*;
 
 use crate::hilbert::Curve;
 use crate::index::{Block, Index, Level, Seg, Topology, B, MULTI_PART};
@@ -170,6 +170,13 @@ impl<const D: usize> IndexBuilder<D> {
     /// assert_eq!(b.build().unwrap_err(), BuildError::NonFinite { feature: 1, part: 0, vertex: 2 });
     /// ```
     pub fn build(self) -> Result<Index<D>, BuildError> {
+        let segments = self.vertices.len().saturating_sub(self.part_start.len());
+        self.build_on(segments >= PAR_MIN)
+    }
+
+    /// [`build`](Self::build) on all the workers (`par`) or on the calling
+    /// thread: the same index either way.
+    fn build_on(self, par: bool) -> Result<Index<D>, BuildError> {
         let IndexBuilder { vertices, mut part_start, mut feature_start } = self;
         if vertices.len() >= u32::MAX as usize
             || part_start.len() >= u32::MAX as usize
@@ -181,62 +188,48 @@ impl<const D: usize> IndexBuilder<D> {
         feature_start.push(part_start.len() - 1);
         validate(&vertices, &part_start, &feature_start)?;
 
-        // Every segment, named by its start vertex.
-        let parts = part_start.len() - 1;
-        let mut order: Vec<u64> = Vec::with_capacity(vertices.len().saturating_sub(parts));
-        let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
-        for v in &vertices {
-            for k in 0..D {
-                lo[k] = lo[k].min(v[k]);
-                hi[k] = hi[k].max(v[k]);
-            }
-        }
+        // Every segment's curve key, and where it comes from, in push
+        // order; then sorted by key. Large inputs on all the workers: the
+        // index is the same on any number (the order is the keys', ties
+        // broken by push order).
+        let n = vertices.len() - (part_start.len() - 1);
+        let (lo, hi) = bounds(&vertices, par);
         let curve = Curve::new(lo, hi);
-        // The feature (flagged if it has several parts) and the segment
-        // number within the feature of every segment's start vertex, while
-        // segments are reordered.
-        let mut feature_of = vec![0u32; vertices.len()];
-        let mut local_of = vec![0u32; vertices.len()];
-        for (f, w) in feature_start.windows(2).enumerate() {
-            let flag = if w[1] - w[0] > 1 { MULTI_PART } else { 0 };
-            let mut local = 0u32;
-            for q in w[0]..w[1] {
-                for g in part_start[q]..part_start[q + 1] - 1 {
-                    feature_of[g] = f as u32 | flag;
-                    local_of[g] = local;
-                    local += 1;
-                }
-            }
-        }
-        for w in part_start.windows(2) {
-            for g in w[0]..w[1] - 1 {
-                let (a, b) = (&vertices[g], &vertices[g + 1]);
-                let mid: [f64; D] = std::array::from_fn(|k| 0.5 * a[k] + 0.5 * b[k]);
-                // Key in the high 32 bits, the vertex (unique) in the low:
-                // one u64 sort, deterministic.
-                order.push(((curve.key(&mid) >> key_shift::<D>()) << 32) | g as u64);
-            }
-        }
-        order.par_sort_unstable();
+        let layout = Layout { vertices: &vertices, part_start: &part_start, feature_start: &feature_start, curve };
+        let mut keys = vec![0u64; n];
+        let mut from = vec![Origin { vertex: 0, feature: 0, local: 0 }; n];
+        layout.keys(0..feature_start.len() - 1, &mut keys, &mut from, par);
+        crate::batch::radix_sort_high(&mut keys, 32, par);
 
-        let n = order.len();
+        // The segments in key order, and the leaves' boxes over them.
         // Padding lanes (at the origin) are computed with the real ones and
         // ignored.
+        let seg = |&key: &u64| {
+            let f = from[(key & 0xffff_ffff) as usize];
+            let g = f.vertex as usize;
+            Seg { a: vertices[g], b: vertices[g + 1], feature: f.feature, local: f.local }
+        };
+        let segs: Vec<Seg<D>> =
+            if par { keys.par_iter().with_min_len(1 << 12).map(seg).collect() } else { keys.iter().map(seg).collect() };
+        drop((keys, from, vertices));
         let mut leaves = vec![Block::<D>::ZERO; n.div_ceil(B)];
-        let mut segs = Vec::with_capacity(n);
-        for (i, &o) in order.iter().enumerate() {
-            let g = (o & 0xffff_ffff) as usize;
-            segs.push(Seg { a: vertices[g], b: vertices[g + 1], feature: feature_of[g], local: local_of[g] });
-            for k in 0..D {
-                leaves[i / B].lo[k][i % B] = vertices[g][k];
-                leaves[i / B].hi[k][i % B] = vertices[g + 1][k];
+        let fill = |(leaf, segs): (&mut Block<D>, &[Seg<D>])| {
+            for (i, s) in segs.iter().enumerate() {
+                for k in 0..D {
+                    leaf.lo[k][i] = s.a[k];
+                    leaf.hi[k][i] = s.b[k];
+                }
             }
+        };
+        if par {
+            leaves.par_iter_mut().zip(segs.par_chunks(B)).with_min_len(1 << 9).for_each(fill);
+        } else {
+            leaves.iter_mut().zip(segs.chunks(B)).for_each(fill);
         }
-        drop((order, vertices, feature_of, local_of));
 
         let mut levels = Vec::new();
         if n > 0 {
-            let mut level = leaf_level(&leaves, n);
+            let mut level = leaf_level(&leaves, n, par);
             let mut count = n.div_ceil(B);
             while count > 1 {
                 let next = parent_level(&level, count);
@@ -250,7 +243,7 @@ impl<const D: usize> IndexBuilder<D> {
             part_start: part_start.into_iter().map(|s| s as u32).collect(),
             feature_start: feature_start.into_iter().map(|s| s as u32).collect(),
         };
-        Ok(Index::from_parts(leaves, levels, segs, topology, curve))
+        Ok(Index::from_parts(leaves, levels, segs, topology, curve, par))
     }
 }
 
@@ -260,6 +253,92 @@ const fn key_shift<const D: usize>() -> u32 {
         0
     } else {
         31
+    }
+}
+
+/// At least this many segments are built on all the workers (below, the
+/// threads cost more than they save).
+const PAR_MIN: usize = 1 << 14;
+
+/// Segments' keys per task of the parallel build: at least this many.
+const KEYS_GRAIN: usize = 1 << 13;
+
+/// Where a segment comes from: its start vertex, its feature (with
+/// [`MULTI_PART`] for several parts) and its number within the feature.
+#[derive(Clone, Copy)]
+struct Origin {
+    vertex: u32,
+    feature: u32,
+    local: u32,
+}
+
+/// The pushed features, as [`IndexBuilder::build`] reads them (offsets with
+/// their trailing totals).
+struct Layout<'a, const D: usize> {
+    vertices: &'a [[f64; D]],
+    part_start: &'a [usize],
+    feature_start: &'a [usize],
+    curve: Curve<D>,
+}
+
+impl<const D: usize> Layout<'_, D> {
+    /// The number, in push order, of the first segment of feature `f`.
+    fn first_segment(&self, f: usize) -> usize {
+        let p = self.feature_start[f];
+        self.part_start[p] - p
+    }
+
+    /// The keys (the curve key of the segment's midpoint in the high 32
+    /// bits, its number in push order in the low) and origins of the
+    /// segments of `features`, into `keys` and `from` (theirs exactly);
+    /// halves on two workers where `par`.
+    fn keys(&self, features: std::ops::Range<usize>, keys: &mut [u64], from: &mut [Origin], par: bool) {
+        if par && features.len() > 1 && keys.len() > KEYS_GRAIN {
+            let mid = features.start + features.len() / 2;
+            let at = self.first_segment(mid) - self.first_segment(features.start);
+            let (k0, k1) = keys.split_at_mut(at);
+            let (f0, f1) = from.split_at_mut(at);
+            rayon::join(|| self.keys(features.start..mid, k0, f0, true), || self.keys(mid..features.end, k1, f1, true));
+            return;
+        }
+        let mut s = 0;
+        let first = self.first_segment(features.start);
+        for f in features {
+            let (p0, p1) = (self.feature_start[f], self.feature_start[f + 1]);
+            let flag = if p1 - p0 > 1 { MULTI_PART } else { 0 };
+            let mut local = 0u32;
+            for p in p0..p1 {
+                for g in self.part_start[p]..self.part_start[p + 1] - 1 {
+                    let (a, b) = (&self.vertices[g], &self.vertices[g + 1]);
+                    let mid: [f64; D] = std::array::from_fn(|k| 0.5 * a[k] + 0.5 * b[k]);
+                    keys[s] = ((self.curve.key(&mid) >> key_shift::<D>()) << 32) | (first + s) as u64;
+                    from[s] = Origin { vertex: g as u32, feature: f as u32 | flag, local };
+                    local += 1;
+                    s += 1;
+                }
+            }
+        }
+        debug_assert_eq!(s, keys.len());
+    }
+}
+
+/// The bounding box of `vertices` (on all the workers where `par`).
+fn bounds<const D: usize>(vertices: &[[f64; D]], par: bool) -> ([f64; D], [f64; D]) {
+    let empty = || ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
+    let add = |(mut lo, mut hi): ([f64; D], [f64; D]), v: &[f64; D]| {
+        for k in 0..D {
+            lo[k] = lo[k].min(v[k]);
+            hi[k] = hi[k].max(v[k]);
+        }
+        (lo, hi)
+    };
+    let join = |a: ([f64; D], [f64; D]), b: ([f64; D], [f64; D])| {
+        (std::array::from_fn(|k| a.0[k].min(b.0[k])), std::array::from_fn(|k| a.1[k].max(b.1[k])))
+    };
+    if par {
+        vertices.par_iter().with_min_len(1 << 14).fold(empty, add).reduce(empty, join)
+    } else {
+        vertices.iter().fold(empty(), add)
     }
 }
 
@@ -287,17 +366,28 @@ fn validate<const D: usize>(
     Ok(())
 }
 
-/// Boxes over the leaves (`B` consecutive segments each; `n` in all).
-fn leaf_level<const D: usize>(leaves: &[Block<D>], n: usize) -> Level<D> {
-    let mut level = Level::empty(leaves.len());
-    for (j, leaf) in leaves.iter().enumerate() {
+/// Boxes over the leaves (`B` consecutive segments each; `n` in all), on
+/// all the workers where `par`.
+fn leaf_level<const D: usize>(leaves: &[Block<D>], n: usize, par: bool) -> Level<D> {
+    let boxes = |(j, leaf): (usize, &Block<D>)| {
         let count = (n - j * B).min(B);
-        for k in 0..D {
+        std::array::from_fn::<_, D, _>(|k| {
             let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
             for c in 0..count {
                 lo = lo.min(leaf.lo[k][c]).min(leaf.hi[k][c]);
                 hi = hi.max(leaf.lo[k][c]).max(leaf.hi[k][c]);
             }
+            (lo, hi)
+        })
+    };
+    let boxes: Vec<[(f64, f64); D]> = if par {
+        leaves.par_iter().enumerate().with_min_len(1 << 10).map(boxes).collect()
+    } else {
+        leaves.iter().enumerate().map(boxes).collect()
+    };
+    let mut level = Level::empty(leaves.len());
+    for (j, b) in boxes.iter().enumerate() {
+        for (k, &(lo, hi)) in b.iter().enumerate() {
             level.set(k, j, lo, hi);
         }
     }
@@ -379,3 +469,43 @@ impl fmt::Display for BuildError {
 }
 
 impl std::error::Error for BuildError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// Features of every kind (segments, polylines, several parts, no
+    /// parts), more segments than [`PAR_MIN`], some duplicated.
+    fn features(seed: u64) -> IndexBuilder<2> {
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let mut b = IndexBuilder::new();
+        let point = |r: &mut rand_chacha::ChaCha8Rng| [r.gen_range(-50.0..50.0), r.gen_range(-50.0..50.0)];
+        while b.vertices.len() < 3 * PAR_MIN {
+            match r.gen_range(0..10) {
+                0 => b.push_multi_polyline(std::iter::empty::<[[f64; 2]; 2]>()),
+                1..=4 => b.push_segment(point(&mut r), point(&mut r)),
+                5 => b.push_segment([1.0, 1.0], [2.0, 2.0]),
+                _ => {
+                    let parts: Vec<Vec<[f64; 2]>> = (0..r.gen_range(1..4))
+                        .map(|_| (0..r.gen_range(2..9)).map(|_| point(&mut r)).collect())
+                        .collect();
+                    b.push_multi_polyline(parts)
+                }
+            };
+        }
+        b
+    }
+
+    #[test]
+    fn the_parallel_build_is_the_sequential_one() {
+        for seed in [1, 2] {
+            let one = format!("{:?}", features(seed).build_on(false).unwrap());
+            for threads in [1, 2, 3] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let many = pool.install(|| format!("{:?}", features(seed).build_on(true).unwrap()));
+                assert!(one == many, "seed {seed}, {threads} threads");
+            }
+        }
+    }
+}

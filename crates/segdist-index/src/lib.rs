@@ -62,7 +62,7 @@ mod polyline;
 pub use batch::{Answers, QueryOptions};
 pub use build::{BuildError, IndexBuilder};
 pub use index::{Hit, Index, Index2, Index3};
-pub use polyline::{along, cumulative, cumulative_lengths, fraction, Location, Polyline};
+pub use polyline::{along, cumulative, cumulative_into, cumulative_lengths, fraction, Location, Polyline};
 
 // The README's Rust examples (segdist's and the index's) run as doc tests
 // here, so they cannot go stale.

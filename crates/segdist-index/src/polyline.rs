@@ -249,14 +249,27 @@ pub fn cumulative_lengths<const D: usize>(vertices: &[[f64; D]]) -> Vec<f64> {
 #[must_use]
 pub fn cumulative(lengths: impl IntoIterator<Item = f64>) -> Vec<f64> {
     let mut cum = vec![0.0];
+    cumulative_into(lengths, &mut cum);
+    cum
+}
+
+/// [`cumulative`] without its leading `0`, appended to `out`: one running
+/// sum per length, for callers that keep many lines' sums in one array
+/// (nothing allocated per line).
+///
+/// ```
+/// let mut out = vec![9.0];
+/// segdist_index::cumulative_into([1.0, 1e-16, 1e-16, 3.0], &mut out);
+/// assert_eq!(out, [9.0, 1.0, 1.0, 1.0000000000000002, 4.0]);
+/// ```
+pub fn cumulative_into(lengths: impl IntoIterator<Item = f64>, out: &mut Vec<f64>) {
     let (mut sum, mut comp) = (0.0f64, 0.0f64);
     for len in lengths {
         let t = sum + len;
         comp += if sum.abs() >= len.abs() { (sum - t) + len } else { (len - t) + sum };
         sum = t;
-        cum.push(sum + comp);
+        out.push(sum + comp);
     }
-    cum
 }
 
 /// The distance along a polyline of the point at `t` on its segment

@@ -12,7 +12,7 @@ use numpy::{
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use segdist_index::{along, cumulative, fraction, Hit, Index, IndexBuilder, QueryOptions};
+use segdist_index::{along, cumulative_into, fraction, Hit, Index, IndexBuilder, QueryOptions};
 
 use crate::arrays::{column, points_array, rows, with_threads};
 
@@ -54,23 +54,33 @@ pub(crate) fn offsets(arr: &[i64], len: usize, what: &str) -> PyResult<Vec<usize
 
 impl<const D: usize> Features<D> {
     fn build(vertices: Vec<[f64; D]>, part_start: Vec<usize>, feature_part: Vec<usize>) -> PyResult<Self> {
-        let mut builder = IndexBuilder::<D>::with_capacity(vertices.len(), part_start.len().saturating_sub(1));
-        for f in feature_part.windows(2) {
-            builder.push_multi_polyline((f[0]..f[1]).map(|p| &vertices[part_start[p]..part_start[p + 1]]));
-        }
-        let index = builder.build().map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let mut cum = Vec::with_capacity(vertices.len());
-        for f in feature_part.windows(2) {
-            // One compensated running sum over the feature's segments;
-            // a part's first vertex repeats the previous part's last value.
-            let lengths = (f[0]..f[1]).flat_map(|p| {
-                let part = &vertices[part_start[p]..part_start[p + 1]];
-                std::iter::once(0.0).chain(part.windows(2).map(|w| segdist::Segment::new(w[0], w[0]).distance(w[1])))
-            });
-            let sums = cumulative(lengths);
-            cum.extend_from_slice(&sums[1..]);
-            debug_assert_eq!(cum.len(), part_start[f[1]]);
-        }
+        // The index and the distances along, side by side on two workers.
+        let (index, cum) = rayon::join(
+            || {
+                let mut builder = IndexBuilder::<D>::with_capacity(vertices.len(), part_start.len().saturating_sub(1));
+                for f in feature_part.windows(2) {
+                    builder.push_multi_polyline((f[0]..f[1]).map(|p| &vertices[part_start[p]..part_start[p + 1]]));
+                }
+                builder.build()
+            },
+            || {
+                let mut cum = Vec::with_capacity(vertices.len());
+                for f in feature_part.windows(2) {
+                    // One compensated running sum over the feature's
+                    // segments; a part's first vertex repeats the previous
+                    // part's last value.
+                    let lengths = (f[0]..f[1]).flat_map(|p| {
+                        let part = &vertices[part_start[p]..part_start[p + 1]];
+                        std::iter::once(0.0)
+                            .chain(part.windows(2).map(|w| segdist::Segment::new(w[0], w[0]).distance(w[1])))
+                    });
+                    cumulative_into(lengths, &mut cum);
+                    debug_assert_eq!(cum.len(), part_start[f[1]]);
+                }
+                cum
+            },
+        );
+        let index = index.map_err(|e| PyValueError::new_err(e.to_string()))?;
         let n = feature_part.len() - 1;
         let mut single = vec![0u64; n.div_ceil(64)];
         for (i, f) in feature_part.windows(2).enumerate() {

@@ -185,6 +185,20 @@ def test_from_shapely_and_agreement_with_strtree():
         segdist.SegmentIndex.from_shapely([line, shapely.box(0, 0, 1, 1)])
 
 
+def test_shapely_lines_layout_with_and_without_empty_lines():
+    shapely = pytest.importorskip("shapely")
+    from segdist._common import shapely_lines
+
+    lines = [shapely.LineString([(0, 0), (1, 0), (2, 1)]), shapely.LineString([(5, 5), (6, 6)])]
+    coords, parts, features = shapely_lines(lines)  # read in one call
+    assert coords.tolist() == [[0, 0], [1, 0], [2, 1], [5, 5], [6, 6]]
+    assert (parts.tolist(), features.tolist()) == ([0, 3, 5], [0, 1, 2])
+    # An empty line is a feature with no parts (read part by part).
+    coords, parts, features = shapely_lines([lines[0], shapely.LineString(), lines[1]])
+    assert coords.tolist() == [[0, 0], [1, 0], [2, 1], [5, 5], [6, 6]]
+    assert (parts.tolist(), features.tolist()) == ([0, 3, 5], [0, 1, 1, 2])
+
+
 def test_polyline_locate_against_a_scan():
     shapely = pytest.importorskip("shapely")
     r = np.random.default_rng(12)

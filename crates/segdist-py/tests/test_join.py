@@ -130,6 +130,24 @@ def test_missing_and_empty_points():
     assert left.drop(index=["p2", "p5"])["d"].notna().all()
 
 
+def test_points_with_nan_coordinates_and_repeated_labels():
+    fixes, lines = roads_and_fixes(n_pts=6)
+    geoms = fixes.geometry.array.copy()
+    geoms[1] = shapely.Point(np.nan, 5.0)
+    fixes = fixes.set_geometry(gpd.GeoSeries(geoms, index=fixes.index, crs=fixes.crs))
+    fixes.index = ["a", "a", "b", "a", "c", "c"]  # labels need not be unique
+    left = segdist.sjoin_nearest(fixes, lines, how="left", distance_col="d")
+    assert list(left.index) == list(fixes.index)
+    assert left["d"].isna().tolist() == [False, True, False, False, False, False]
+    inner = segdist.sjoin_nearest(fixes, lines, distance_col="d")
+    assert list(inner.index) == ["a", "b", "a", "c", "c"]
+    assert (inner["d"].to_numpy() == left["d"].dropna().to_numpy()).all()
+    # A line among the points is named, wherever it is.
+    geoms[3] = lines.geometry.iloc[1]
+    with pytest.raises(TypeError, match="left geometry 3 is a LineString"):
+        segdist.sjoin_nearest(gpd.GeoSeries(geoms, crs=fixes.crs), lines)
+
+
 def test_shapely_arrays_and_series():
     fixes, lines = roads_and_fixes(n_pts=200)
     from_frames = segdist.sjoin_nearest(fixes, lines, distance_col="d")

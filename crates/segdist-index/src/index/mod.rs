@@ -298,23 +298,29 @@ impl Topology {
 }
 
 impl<const D: usize> Index<D> {
+    /// The index over its tree (built by [`IndexBuilder::build`](crate::IndexBuilder::build)),
+    /// with each lane's `1/|b − a|²` worked out (on all the workers where `par`).
     pub(crate) fn from_parts(
         leaves: Vec<Block<D>>,
         levels: Vec<Level<D>>,
         segs: Vec<Seg<D>>,
         topology: Topology,
         curve: Curve<D>,
+        par: bool,
     ) -> Self {
-        let inv = leaves
-            .iter()
-            .map(|leaf| {
-                std::array::from_fn(|c| {
-                    let a: [f64; D] = std::array::from_fn(|k| leaf.lo[k][c]);
-                    let b: [f64; D] = std::array::from_fn(|k| leaf.hi[k][c]);
-                    inv_length2(&a, &b)
-                })
+        let inv = |leaf: &Block<D>| {
+            std::array::from_fn(|c| {
+                let a: [f64; D] = std::array::from_fn(|k| leaf.lo[k][c]);
+                let b: [f64; D] = std::array::from_fn(|k| leaf.hi[k][c]);
+                inv_length2(&a, &b)
             })
-            .collect();
+        };
+        let inv = if par {
+            use rayon::prelude::*;
+            leaves.par_iter().with_min_len(1 << 10).map(inv).collect()
+        } else {
+            leaves.iter().map(inv).collect()
+        };
         Index { leaves, inv, levels, segs, topology, curve }
     }
 

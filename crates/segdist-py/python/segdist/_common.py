@@ -29,16 +29,23 @@ def shapely_lines(geometries, *, allow_z: bool = True):
     import shapely
 
     geoms = object_array(geometries)
-    kinds = shapely.get_type_id(geoms)
+    has_z = allow_z and bool(np.any(shapely.has_z(geoms)))
+    # The types are read on another thread (shapely lets go of the GIL
+    # there) while the vertices are read here.
+    kinds = Background(shapely.get_type_id, geoms, thread=len(geoms) >= THREAD_MIN)
+    coords, vertex_geom = shapely.get_coordinates(geoms, include_z=has_z, return_index=True)
+    kinds = kinds.result()
     ok = np.isin(kinds, [-1, 1, 2, 5])  # missing, LineString, LinearRing, MultiLineString
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])
         raise TypeError(f"geometry {i} is a {geoms[i].geom_type}: only LineString and MultiLineString index")
-    has_z = allow_z and bool(np.any(shapely.has_z(geoms)))
     n = len(geoms)
-    if np.all((kinds == 1) | (kinds == 2)) and not np.any(shapely.is_empty(geoms)):
-        coords, vertex_geom = shapely.get_coordinates(geoms, include_z=has_z, return_index=True)
-        return coords, np.searchsorted(vertex_geom, np.arange(n + 1)), np.arange(n + 1)
+    if np.all((kinds == 1) | (kinds == 2)):
+        counts = np.bincount(vertex_geom, minlength=n)
+        if counts.all():  # no empty line (a line has no vertex or 2 and more)
+            part_offsets = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(counts, out=part_offsets[1:])
+            return coords, part_offsets, np.arange(n + 1)
     parts, part_feature = shapely.get_parts(geoms, return_index=True)
     keep = ~shapely.is_empty(parts)
     parts, part_feature = parts[keep], part_feature[keep]
@@ -53,3 +60,41 @@ def object_array(geometries) -> np.ndarray:
     refuse the read-only views pandas' copy-on-write hands out)."""
     geoms = np.asarray(geometries, dtype=object).reshape(-1)
     return geoms if geoms.flags.writeable else geoms.copy()
+
+
+class Background:
+    """``f(*args)`` on a thread of its own (with ``thread=False``, at once
+    on this one: small inputs, where starting a thread costs more than it
+    saves); :meth:`result` waits for it and returns its value or raises its
+    exception, :meth:`wait` only waits."""
+
+    def __init__(self, f, *args, thread: bool = True):
+        import threading
+
+        self._value, self._error, self._thread = None, None, None
+
+        def run():
+            try:
+                self._value = f(*args)
+            except BaseException as e:  # handed to the caller of result()
+                self._error = e
+
+        if thread:
+            self._thread = threading.Thread(target=run, daemon=True)
+            self._thread.start()
+        else:
+            run()
+
+    def wait(self):
+        if self._thread is not None:
+            self._thread.join()
+
+    def result(self):
+        self.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+#: Fewer geometries than this are read on the calling thread alone.
+THREAD_MIN = 4096
