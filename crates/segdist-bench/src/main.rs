@@ -8,6 +8,7 @@
 //! cargo run --release -p segdist-bench -- geo [--quick]
 //! cargo run --release -p segdist-bench -- collide [--quick]   # circles among walls; JSON lines of their own (walls, agents, ns_per_agent_step, ...)
 //! cargo run --release -p segdist-bench -- nearest-scale [--quick]   # 10 M segments, 100 M points
+//! cargo run --release -p segdist-bench -- single [--quick]   # one query at a time, 10 k to 10 M segments
 //! cargo run --release -p segdist-bench -- snap-data DIR [POINTS] [SEGMENTS]   # for scripts/snap_e2e.sh
 //! ```
 //!
@@ -25,6 +26,7 @@ mod nearest;
 mod peers;
 mod report;
 mod scalar;
+mod single;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -65,12 +67,17 @@ fn main() {
         mapmatch::run(quick);
         known = true;
     }
+    // Not in the default set: minutes, and a 10 M-segment rstar tree.
+    if what.contains(&"single") {
+        single::run(quick);
+        known = true;
+    }
     if what.contains(&"nearest-scale") {
         nearest::run_scale(quick);
         known = true;
     }
     if !known {
-        eprintln!("usage: segdist-bench [scalar] [batch] [nearest] [geo] [collide] [nearest-scale] [match] [--quick]");
+        eprintln!("usage: segdist-bench [scalar] [batch] [nearest] [geo] [collide] [nearest-scale] [single] [match] [--quick]");
         std::process::exit(2);
     }
 }

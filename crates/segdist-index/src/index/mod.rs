@@ -432,6 +432,24 @@ impl<const D: usize> Index<D> {
         let _ = slot;
     }
 
+    /// Asks for the cache lines of a node's or leaf's block ahead of a
+    /// read: a hint, as [`prefetch_segment`](Self::prefetch_segment).
+    #[inline(always)]
+    pub(crate) fn prefetch_block(block: &Block<D>) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let p = (block as *const Block<D>).cast::<i8>();
+            // SAFETY: a prefetch never faults; every address lies within
+            // `block`.
+            for line in (0..std::mem::size_of::<Block<D>>()).step_by(64) {
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(line)) };
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = block;
+    }
+
     /// The curve that orders query batches.
     pub(crate) fn curve(&self) -> &Curve<D> {
         &self.curve

@@ -140,22 +140,38 @@ impl<const D: usize> Index<D> {
         if s.cands.len() > 1 {
             s.cands.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
         }
-        let mut best: Option<Found<D>> = None;
+        // The best so far as a slot and projection: its id (a read of the
+        // segment's record, a cache miss in a large index) is looked up
+        // only to break an exact tie, and once for the answer.
+        let mut best: Option<(u32, Proj<D>)> = None;
         for &(lower, slot) in &s.cands {
             if lower > cut {
                 continue;
             }
-            if let Some(b) = &best {
-                if lower * (1.0 - SLACK) > b.proj.distance {
+            if let Some((_, b)) = &best {
+                if lower * (1.0 - SLACK) > b.distance {
                     break;
                 }
             }
-            let f = self.evaluate(p, slot);
-            if f.proj.distance <= limit && best.as_ref().is_none_or(|b| f.before(b)) {
-                best = Some(f);
+            let (a, b) = self.ends(slot as usize);
+            let proj: Proj<D> = Segment::new(a, b).closest_point(*p).into();
+            if proj.distance > limit {
+                continue;
+            }
+            let better = match &best {
+                None => true,
+                Some((bs, bp)) => {
+                    proj.distance < bp.distance || (proj.distance == bp.distance && self.id(slot) < self.id(*bs))
+                }
+            };
+            if better {
+                // Its record is read for the answer: asked for now, it
+                // arrives while the other candidates are evaluated.
+                self.prefetch_segment(slot);
+                best = Some((slot, proj));
             }
         }
-        best
+        best.map(|(slot, proj)| self.found(slot, proj))
     }
 
     /// The accurate projection onto the segment in `slot`.
@@ -207,6 +223,11 @@ impl<const D: usize> Index<D> {
     ) -> &'s [Found<D>] {
         let cut = bound * (1.0 + SLACK);
         s.cands.retain(|c| c.0 <= cut);
+        // Their records are read for the ids and the answers: asked for
+        // together now, their cache misses overlap the projections.
+        for &(_, slot) in &s.cands {
+            self.prefetch_segment(slot);
+        }
         let keep = match want {
             Want::Nearest(k) => k,
             Want::All => usize::MAX,
@@ -372,6 +393,14 @@ impl<const D: usize> Index<D> {
         while mask != 0 {
             let c = mask.trailing_zeros() as usize;
             mask &= mask - 1;
+            // Every child that may be entered is asked for now: their
+            // cache misses overlap instead of coming one after another.
+            let child = base + c;
+            if l == 0 {
+                Self::prefetch_block(&self.leaves[child]);
+            } else {
+                Self::prefetch_block(&self.levels[l - 1].blocks[child]);
+            }
             s.stack[top] = (l as u32, (base + c) as u32, d2[c]);
             // Keep the nearest on top.
             if top > first && d2[c] > s.stack[top - 1].2 {
