@@ -153,8 +153,7 @@ impl<const D: usize> Index<D> {
                     break;
                 }
             }
-            let (a, b) = self.ends(slot as usize);
-            let proj: Proj<D> = Segment::new(a, b).closest_point(*p).into();
+            let proj = self.projection(p, slot);
             if proj.distance > limit {
                 continue;
             }
@@ -174,13 +173,17 @@ impl<const D: usize> Index<D> {
         best.map(|(slot, proj)| self.found(slot, proj))
     }
 
-    /// The accurate projection onto the segment in `slot`.
+    /// The accurate projection onto the segment in `slot`, with its id.
     #[inline]
     pub(super) fn evaluate(&self, p: &[f64; D], slot: u32) -> Found<D> {
-        let i = slot as usize;
-        let (a, b) = self.ends(i);
-        let seg = Segment::new(a, b);
-        self.found(slot, seg.closest_point(*p).into())
+        self.found(slot, self.projection(p, slot))
+    }
+
+    /// The accurate projection onto the segment in `slot`.
+    #[inline]
+    fn projection(&self, p: &[f64; D], slot: u32) -> Proj<D> {
+        let (a, b) = self.ends(slot as usize);
+        Segment::new(a, b).closest_point(*p).into()
     }
 
     /// The segment in `slot` found with projection `proj`, with the id of

@@ -46,11 +46,13 @@ def shapely_lines(geometries, *, allow_z: bool = True):
             part_offsets = np.zeros(n + 1, dtype=np.int64)
             np.cumsum(counts, out=part_offsets[1:])
             return coords, part_offsets, np.arange(n + 1)
+    # Parts: the vertices read above are theirs, in order (an empty part
+    # has none); only where each part starts is left to find.
     parts, part_feature = shapely.get_parts(geoms, return_index=True)
     keep = ~shapely.is_empty(parts)
     parts, part_feature = parts[keep], part_feature[keep]
-    coords, vertex_part = shapely.get_coordinates(parts, include_z=has_z, return_index=True)
-    part_offsets = np.searchsorted(vertex_part, np.arange(len(parts) + 1))
+    part_offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(shapely.get_num_coordinates(parts), out=part_offsets[1:])
     feature_offsets = np.searchsorted(part_feature, np.arange(n + 1))
     return coords, part_offsets, feature_offsets
 
