@@ -109,11 +109,59 @@ pub enum JunctionRule {
 /// One trace as read: its id, and its fixes with their ids.
 pub(crate) struct Trace {
     id: String,
-    ids: Vec<String>,
+    /// The fixes' ids, one after another: fix `k`'s ends at `ends[k]`.
+    ids: String,
+    ends: Vec<usize>,
     fixes: Vec<Fix>,
-    /// Where each fix came from, for errors.
-    places: Vec<String>,
+    /// Where the fixes came from, for errors.
+    from: From,
 }
+
+/// Where a trace's fixes came from (spelt out only for an error).
+enum From {
+    /// A CSV line per fix.
+    Csv(Vec<u64>),
+    /// A GeoJSON feature's positions.
+    Feature(usize),
+    /// A GPX track's segment's points.
+    Gpx(usize, usize),
+}
+
+impl Trace {
+    fn new(id: String, from: From) -> Trace {
+        Trace { id, ids: String::new(), ends: Vec::new(), fixes: Vec::new(), from }
+    }
+
+    /// Adds a fix, its id written by `id`.
+    fn push(&mut self, fix: Fix, id: impl FnOnce(&mut String)) {
+        id(&mut self.ids);
+        self.ends.push(self.ids.len());
+        self.fixes.push(fix);
+    }
+
+    /// Fix `k`'s id.
+    fn id_of(&self, k: usize) -> &str {
+        let start = if k == 0 { 0 } else { self.ends[k - 1] };
+        &self.ids[start..self.ends[k]]
+    }
+
+    /// Where fix `k` came from in file `name`.
+    fn place(&self, name: &str, k: usize) -> String {
+        match &self.from {
+            From::Csv(lines) => format!("{name}: line {}", lines[k]),
+            From::Feature(i) => format!("{name}: feature {i}: position {k}"),
+            From::Gpx(track, segment) => format!("{name}: track {track}, segment {segment}, point {k}"),
+        }
+    }
+}
+
+/// A batch as the reader hands it over: its traces, and how far into the
+/// input it reaches (bytes, for the progress bar).
+type Batch = (Vec<Trace>, u64);
+
+/// A matched batch as the writer takes it: the CSV rows, the paths'
+/// GeoJSON features, and how far into the input it reaches.
+type Written = (Vec<u8>, Vec<u8>, u64);
 
 pub fn run(args: &MatchArgs) -> Result<()> {
     let positive = |v: f64, name: &str| -> Result<()> {
@@ -158,7 +206,7 @@ pub fn run(args: &MatchArgs) -> Result<()> {
         Some(p) => {
             let mut o = Output::open(Some(p))?;
             o.write_all(b"{\"type\":\"FeatureCollection\",\"features\":[")?;
-            Some((o, true))
+            Some(o)
         }
         None => None,
     };
@@ -167,47 +215,93 @@ pub fn run(args: &MatchArgs) -> Result<()> {
         if geographic { ("distance_m", "lon", "lat", "along_m") } else { ("distance", "x", "y", "along") };
     writeln!(out, "trace_id,point_id,line_id,part,segment,t,{d},{x},{y},{along},sub_match,state")?;
     let pb = progress_bar(args.quiet, traces.len);
-    let mut batch: Vec<Trace> = Vec::new();
-    loop {
-        let done = traces.next_batch(&mut batch)?;
-        if geographic {
-            for t in &batch {
-                if let Some(k) = t.fixes.iter().position(|f| f.point[1].abs() > 90.0) {
-                    bail!("{}: latitude {} is not in [-90, 90]", t.places[k], t.fixes[k].point[1]);
+    let name = traces.name.clone();
+    let want_paths = paths.is_some();
+    // Three stages at once: a thread reads the next batch while this one
+    // matches the current one on all cores (each trace's rows and paths
+    // formatted beside its match) and another writes the batch before.
+    std::thread::scope(|scope| -> Result<()> {
+        let (batches, read) = std::sync::mpsc::sync_channel::<Result<Batch>>(1);
+        let reader = scope.spawn(move || loop {
+            let mut batch = Vec::new();
+            let r = traces.next_batch(&mut batch).map(|done| (batch, traces.position(), done));
+            let (stop, item) = match r {
+                Ok((batch, at, done)) => (done, Ok((batch, at))),
+                Err(e) => (true, Err(e)),
+            };
+            if batches.send(item).is_err() || stop {
+                return;
+            }
+        });
+        let (written, write) = std::sync::mpsc::sync_channel::<Written>(1);
+        let pb_w = pb.clone();
+        let writer = scope.spawn(move || -> Result<(Output, Option<Output>)> {
+            for (rows, features, at) in write {
+                out.write_all(&rows)?;
+                if let Some(p) = &mut paths {
+                    p.write_all(&features)?;
+                }
+                pb_w.set_position(at);
+            }
+            Ok((out, paths))
+        });
+        let mut first_path = true;
+        for item in read {
+            let (batch, at) = item?;
+            if geographic {
+                for t in &batch {
+                    if let Some(k) = t.fixes.iter().position(|f| f.point[1].abs() > 90.0) {
+                        bail!("{}: latitude {} is not in [-90, 90]", t.place(&name, k), t.fixes[k].point[1]);
+                    }
                 }
             }
-        }
-        let results: Vec<Result<MatchedTrace>> = batch
-            .par_iter()
-            .map(|t| {
-                matcher.match_trace(&t.fixes, paths.is_some()).map_err(|e| match e {
-                    segdist_match::MatchError::TimeGoesBack { fix } => {
-                        anyhow!("{}: the time goes back from the fix before (trace {:?})", t.places[fix], t.id)
+            let results: Vec<Result<(Vec<u8>, Vec<u8>)>> = batch
+                .par_iter()
+                .map(|t| {
+                    let r = matcher.match_trace(&t.fixes, want_paths).map_err(|e| match e {
+                        segdist_match::MatchError::TimeGoesBack { fix } => {
+                            anyhow!(
+                                "{}: the time goes back from the fix before (trace {:?})",
+                                t.place(&name, fix),
+                                t.id
+                            )
+                        }
+                        other => anyhow!("{other}"),
+                    })?;
+                    let mut rows = Vec::with_capacity(t.fixes.len() * 112);
+                    write_rows(&mut rows, t, &r, &lines);
+                    let mut features = Vec::new();
+                    if want_paths {
+                        write_paths(&mut features, t, &r, &lines)?;
                     }
-                    other => anyhow!("{other}"),
+                    Ok((rows, features))
                 })
-            })
-            .collect();
-        let mut text = Vec::with_capacity(batch.iter().map(|t| t.fixes.len()).sum::<usize>() * 96);
-        for (t, r) in batch.iter().zip(results) {
-            let r = r?;
-            write_rows(&mut text, t, &r, &lines);
-            if let Some((p, first)) = &mut paths {
-                write_paths(p, first, t, &r, &lines)?;
+                .collect();
+            let (mut rows, mut features) = (Vec::new(), Vec::new());
+            rows.reserve(results.iter().map(|r| r.as_ref().map_or(0, |r| r.0.len())).sum());
+            for r in results {
+                let (r, f) = r?;
+                rows.extend_from_slice(&r);
+                // Each feature comes after a comma, but the very first.
+                if !f.is_empty() {
+                    features.extend_from_slice(if first_path { &f[1..] } else { &f });
+                    first_path = false;
+                }
+            }
+            if written.send((rows, features, at)).is_err() {
+                break; // the writer failed: its error follows
             }
         }
-        out.write_all(&text)?;
-        pb.set_position(traces.position());
-        if done {
-            break;
+        drop(written);
+        let (out, paths) = writer.join().map_err(|_| anyhow!("the writing thread panicked"))??;
+        reader.join().map_err(|_| anyhow!("the reading thread panicked"))?;
+        pb.finish_and_clear();
+        if let Some(mut p) = paths {
+            p.write_all(b"]}\n")?;
+            p.finish()?;
         }
-    }
-    pb.finish_and_clear();
-    if let Some((mut p, _)) = paths {
-        p.write_all(b"]}\n")?;
-        p.finish()?;
-    }
-    out.finish()
+        out.finish()
+    })
 }
 
 /// The road graph of `lines`: one-way from their first attribute; with
@@ -262,10 +356,10 @@ fn build_graph(lines: &Lines, geographic: bool, args: &MatchArgs) -> Result<segd
 fn write_rows(w: &mut Vec<u8>, t: &Trace, r: &MatchedTrace, lines: &Lines) {
     let mut b = ryu::Buffer::new();
     let mut num = |w: &mut Vec<u8>, v: f64| w.extend_from_slice(b.format(v).as_bytes());
-    for (id, m) in t.ids.iter().zip(&r.fixes) {
+    for (k, m) in r.fixes.iter().enumerate() {
         field(w, &t.id);
         w.push(b',');
-        field(w, id);
+        field(w, t.id_of(k));
         w.push(b',');
         if let Some(c) = &m.candidate {
             field(w, &lines.ids[c.line]);
@@ -286,13 +380,10 @@ fn write_rows(w: &mut Vec<u8>, t: &Trace, r: &MatchedTrace, lines: &Lines) {
     }
 }
 
-fn write_paths(o: &mut Output, first: &mut bool, t: &Trace, r: &MatchedTrace, lines: &Lines) -> Result<()> {
+/// Each sub-match's path as a GeoJSON feature, each after a comma.
+fn write_paths(o: &mut Vec<u8>, t: &Trace, r: &MatchedTrace, lines: &Lines) -> Result<()> {
     for p in &r.paths {
-        let mut s = String::new();
-        if !*first {
-            s.push(',');
-        }
-        *first = false;
+        let mut s = String::from(",");
         let coords: Vec<String> = p
             .points
             .iter()
@@ -312,7 +403,7 @@ fn write_paths(o: &mut Output, first: &mut bool, t: &Trace, r: &MatchedTrace, li
             p.sub_match,
             serde_json::to_string(&ids)?
         );
-        o.write_all(s.as_bytes())?;
+        o.extend_from_slice(s.as_bytes());
     }
     Ok(())
 }
@@ -326,7 +417,7 @@ pub(crate) struct TraceReader {
     /// Trace ids already finished (a CSV trace must not come back).
     seen: std::collections::HashSet<String>,
     /// A row read ahead: the first of the next trace.
-    pending: Option<(String, String, Fix, String)>,
+    pending: Option<Trace>,
 }
 
 enum Kind {
@@ -412,18 +503,12 @@ impl TraceReader {
         let name = self.name.clone();
         match &mut self.kind {
             Kind::Csv { rdr, header, cols, trace, time, row } => {
-                let mut t: Option<Trace> = None;
-                if let Some((tid, id, fix, place)) = self.pending.take() {
-                    t = Some(Trace { id: tid, ids: vec![id], fixes: vec![fix], places: vec![place] });
-                }
+                let mut t: Option<Trace> = self.pending.take();
                 let mut rec = csv::ByteRecord::new();
                 while rdr.read_byte_record(&mut rec).map_err(|e| geom::csv_error(e, &name))? {
                     let line = rec.position().map_or(0, |p| p.line());
                     let (p, _) = cols.point_of(|i| rec.get(i).unwrap_or_default(), rec.position(), header, &name)?;
-                    let text = |i: usize| String::from_utf8_lossy(rec.get(i).unwrap_or_default()).into_owned();
-                    let id = cols.id.map_or_else(|| row.to_string(), text);
-                    *row += 1;
-                    let tid = trace.map_or_else(String::new, text);
+                    let text = |i: usize| String::from_utf8_lossy(rec.get(i).unwrap_or_default());
                     let time = match time {
                         Some(c) => {
                             let raw = text(*c);
@@ -442,29 +527,45 @@ impl TraceReader {
                         None => None,
                     };
                     let fix = Fix { point: [p[0], p[1]], time };
-                    let place = format!("{name}: line {line}");
-                    match &mut t {
-                        Some(cur) if cur.id == tid => {
-                            cur.ids.push(id);
-                            cur.fixes.push(fix);
-                            cur.places.push(place);
-                        }
-                        Some(_) => {
-                            self.pending = Some((tid, id, fix, place));
-                            break;
-                        }
-                        None => {
-                            if self.seen.contains(&tid) {
-                                bail!("{place}: trace {tid:?} appears again after other traces (a trace's rows must be consecutive)");
+                    let tid = trace.map_or(std::borrow::Cow::Borrowed(""), text);
+                    // A row of the trace being read, or the first of the next.
+                    let next = match &t {
+                        Some(cur) if cur.id == tid => None,
+                        _ => Some(Trace::new(tid.into_owned(), From::Csv(Vec::new()))),
+                    };
+                    let started = t.is_some();
+                    let cur = match next {
+                        Some(next) if started => self.pending.insert(next),
+                        Some(next) => {
+                            if self.seen.contains(&next.id) {
+                                bail!("{name}: line {line}: trace {:?} appears again after other traces (a trace's rows must be consecutive)", next.id);
                             }
-                            t = Some(Trace { id: tid, ids: vec![id], fixes: vec![fix], places: vec![place] });
+                            t.insert(next)
                         }
+                        None => t.as_mut().expect("the current trace"),
+                    };
+                    cur.push(fix, |ids| match cols.id {
+                        Some(i) => ids.push_str(&text(i)),
+                        None => {
+                            let _ = write!(ids, "{row}");
+                        }
+                    });
+                    if let From::Csv(lines) = &mut cur.from {
+                        lines.push(line);
+                    }
+                    *row += 1;
+                    if self.pending.is_some() {
+                        break;
                     }
                 }
                 if let Some(cur) = &t {
-                    if let Some((next, _, _, place)) = &self.pending {
-                        if self.seen.contains(next) {
-                            bail!("{place}: trace {next:?} appears again after other traces (a trace's rows must be consecutive)");
+                    if let Some(next) = &self.pending {
+                        if self.seen.contains(&next.id) {
+                            bail!(
+                                "{}: trace {:?} appears again after other traces (a trace's rows must be consecutive)",
+                                next.place(&name, 0),
+                                next.id
+                            );
                         }
                     }
                     self.seen.insert(cur.id.clone());
@@ -486,12 +587,12 @@ impl TraceReader {
                     }
                     None => bail!("{place}: no geometry"),
                 };
-                let mut t = Trace { id, ids: Vec::new(), fixes: Vec::new(), places: Vec::new() };
+                let mut t = Trace::new(id, From::Feature(*i - 1));
                 for (k, pos) in positions.iter().enumerate() {
                     let (p, _) = geom::position(pos).map_err(|e| anyhow!("{place}: position {k}: {e}"))?;
-                    t.ids.push(k.to_string());
-                    t.fixes.push(Fix { point: [p[0], p[1]], time: None });
-                    t.places.push(format!("{place}: position {k}"));
+                    t.push(Fix { point: [p[0], p[1]], time: None }, |ids| {
+                        let _ = write!(ids, "{k}");
+                    });
                 }
                 Ok(Some(t))
             }
@@ -520,13 +621,13 @@ fn read_gpx(name: &str, r: Box<dyn std::io::Read + Send>) -> Result<Vec<Trace>> 
         let track_id = track.name.clone().unwrap_or_else(|| k.to_string());
         for (s, seg) in track.segments.iter().enumerate() {
             let id = if track.segments.len() > 1 { format!("{track_id}/{s}") } else { track_id.clone() };
-            let mut t = Trace { id, ids: Vec::new(), fixes: Vec::new(), places: Vec::new() };
+            let mut t = Trace::new(id, From::Gpx(k, s));
             for (i, w) in seg.points.iter().enumerate() {
                 let p = w.point();
                 let time = w.time.map(|tm| time::OffsetDateTime::from(tm).unix_timestamp_nanos() as f64 * 1e-9);
-                t.ids.push(i.to_string());
-                t.fixes.push(Fix { point: [p.x(), p.y()], time });
-                t.places.push(format!("{name}: track {k}, segment {s}, point {i}"));
+                t.push(Fix { point: [p.x(), p.y()], time }, |ids| {
+                    let _ = write!(ids, "{i}");
+                });
             }
             traces.push(t);
         }

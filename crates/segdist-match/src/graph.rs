@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use segdist_geo::{geodesic, GeoIndex};
 use segdist_index::{Index, IndexBuilder};
@@ -231,7 +232,12 @@ pub struct RoadGraph {
     pub(crate) out_start: Vec<u32>,
     pub(crate) out_arcs: Vec<u32>,
     search: Search,
+    /// See [`id`](Self::id).
+    id: u64,
 }
+
+/// The next graph's [`RoadGraph::id`] (from 1: 0 is no graph).
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// What identifies a node: its coordinates, or an id from the data.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -370,6 +376,7 @@ impl RoadGraph {
             out_start,
             out_arcs,
             search,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         })
     }
 
@@ -437,20 +444,7 @@ impl RoadGraph {
         match &self.search {
             Search::Planar(index) => {
                 for h in index.k_nearest_within(p, 2 * k, radius) {
-                    let q = self.line_start[h.feature] + h.part;
-                    let v = self.part_start[q] + h.segment;
-                    let along = self.cum[v] + h.t * (self.cum[v + 1] - self.cum[v]);
-                    self.push_candidate(
-                        out,
-                        k,
-                        h.feature,
-                        h.part,
-                        h.segment,
-                        h.t,
-                        h.point,
-                        h.distance,
-                        along.min(self.cum[v + 1]),
-                    );
+                    self.push_planar(out, k, h.feature, h.part, h.segment, h.t, h.point, h.distance);
                 }
             }
             Search::Geographic(index) => {
@@ -466,6 +460,65 @@ impl RoadGraph {
         }
     }
 
+    /// Pushes a planar hit (see [`push_candidate`](Self::push_candidate)),
+    /// its distance along the part from `t`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn push_planar(
+        &self,
+        out: &mut Vec<Candidate>,
+        k: usize,
+        line: usize,
+        part: usize,
+        segment: usize,
+        t: f64,
+        point: [f64; 2],
+        distance: f64,
+    ) {
+        let v = self.vertex_of(line, part, segment);
+        let along = self.cum[v] + t * (self.cum[v + 1] - self.cum[v]);
+        self.push_candidate(out, k, line, part, segment, t, point, distance, along.min(self.cum[v + 1]));
+    }
+
+    /// The global index of the first vertex of segment `segment` of part
+    /// `part` of line `line`.
+    #[inline]
+    pub(crate) fn vertex_of(&self, line: usize, part: usize, segment: usize) -> usize {
+        self.part_start[self.line_start[line] + part] + segment
+    }
+
+    /// The ends of the segment from global vertex `v`.
+    #[inline]
+    pub(crate) fn segment_ends(&self, v: usize) -> ([f64; 2], [f64; 2]) {
+        (self.vertices[v], self.vertices[v + 1])
+    }
+
+    /// Every segment as (line, part, segment, first vertex), in index order.
+    pub(crate) fn segments(&self) -> impl Iterator<Item = (usize, usize, usize, usize)> + '_ {
+        (0..self.line_start.len() - 1).flat_map(move |l| {
+            (self.line_start[l]..self.line_start[l + 1]).flat_map(move |q| {
+                (self.part_start[q]..self.part_start[q + 1] - 1)
+                    .map(move |v| (l, q - self.line_start[l], v - self.part_start[q], v))
+            })
+        })
+    }
+
+    /// The planar index, or `None` for a geographic graph.
+    pub(crate) fn planar_index(&self) -> Option<&Index<2>> {
+        match &self.search {
+            Search::Planar(index) => Some(index),
+            Search::Geographic(_) => None,
+        }
+    }
+
+    /// A number no other graph of this process has, for caches kept across
+    /// calls to tell graphs apart.
+    #[inline]
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Adds a hit as a candidate unless `k` are in or a nearer segment of
+    /// its piece is.
     #[allow(clippy::too_many_arguments)]
     fn push_candidate(
         &self,

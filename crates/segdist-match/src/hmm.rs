@@ -12,8 +12,9 @@
 use std::cell::RefCell;
 use std::fmt;
 
+use crate::candidates::{CandidateGrid, Ranked};
 use crate::graph::{Candidate, RoadGraph};
-use crate::route::Dijkstra;
+use crate::route::Routes;
 
 /// One GPS fix: where, and optionally when (seconds, any origin).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -169,7 +170,8 @@ fn back_by_noise(d: f64, sigma: f64) -> f64 {
 
 /// Scratch kept per thread across traces.
 struct Scratch {
-    dijkstra: Dijkstra,
+    routes: Routes,
+    ranked: Ranked,
     cands: Vec<Candidate>,
     /// Every step's candidates and states, for the current sub-match.
     all_cands: Vec<Candidate>,
@@ -180,6 +182,11 @@ struct Scratch {
     best: Vec<(f64, u32)>,
     /// Head nodes already searched from in a step.
     done: Vec<u32>,
+    /// A step's states not pruned by their emission: (state, arc, position
+    /// on it, its tail node).
+    live: Vec<(u32, u32, f64, u32)>,
+    /// Route lengths from a head node to the live states' tails.
+    lengths: Vec<f64>,
 }
 
 /// States this far below the step's best (in log-likelihood) are not
@@ -213,6 +220,11 @@ thread_local! {
 pub struct Matcher<'g> {
     graph: &'g RoadGraph,
     o: MatchOptions,
+    /// The planar graph's candidates for the radius (`None`: the index).
+    grid: Option<CandidateGrid>,
+    /// Whether route searches are kept for later steps (always, but in the
+    /// tests' reference matcher).
+    keep_routes: bool,
 }
 
 impl<'g> Matcher<'g> {
@@ -241,7 +253,7 @@ impl<'g> Matcher<'g> {
         if o.k == 0 {
             return Err(MatchError::BadOption("k"));
         }
-        Ok(Matcher { graph, o })
+        Ok(Matcher { graph, o, grid: CandidateGrid::new(graph, o.radius), keep_routes: true })
     }
 
     /// Matches one trace; with `paths`, also each sub-match's path.
@@ -261,7 +273,10 @@ impl<'g> Matcher<'g> {
         SCRATCH.with(|s| {
             let mut s = s.borrow_mut();
             let s = s.get_or_insert_with(|| Scratch {
-                dijkstra: Dijkstra::new(self.graph.nodes()),
+                routes: Routes::new(self.graph.nodes()),
+                live: Vec::new(),
+                lengths: Vec::new(),
+                ranked: Vec::new(),
                 cands: Vec::new(),
                 all_cands: Vec::new(),
                 states: Vec::new(),
@@ -285,7 +300,10 @@ impl<'g> Matcher<'g> {
         let mut next_sub = 0u32;
         let mut after_gap = false;
         for (i, fix) in fixes.iter().enumerate() {
-            g.candidates(fix.point, self.o.k, self.o.radius, &mut s.cands);
+            match &self.grid {
+                Some(grid) => grid.candidates(g, fix.point, self.o.k, &mut s.ranked, &mut s.cands),
+                None => g.candidates(fix.point, self.o.k, self.o.radius, &mut s.cands),
+            }
             if s.cands.is_empty() {
                 if let Some(id) = sub.take() {
                     self.finish(s, id, &mut out, want_paths.then_some(&mut paths));
@@ -362,6 +380,14 @@ impl<'g> Matcher<'g> {
         let tolerance = 4.0 * self.o.sigma;
         let mut any = false;
         let top_emission = s.states[cur..].iter().map(|st| st.score).fold(f64::NEG_INFINITY, f64::max);
+        // Scores here are emissions alone: a state far below the step's
+        // best cannot win.
+        s.live.clear();
+        for (n, st) in s.states[cur..].iter().enumerate() {
+            if st.score >= top_emission - PRUNE {
+                s.live.push((n as u32, st.arc, st.pos, g.tail(st.arc)));
+            }
+        }
         s.best.clear();
         s.best.resize(s.states.len() - cur, (f64::NEG_INFINITY, u32::MAX));
         s.done.clear();
@@ -380,30 +406,27 @@ impl<'g> Matcher<'g> {
                     continue;
                 }
                 let arc_len = g.pieces[(sj.arc / 2) as usize].len;
-                for (n, st) in s.states[cur..].iter().enumerate() {
-                    // Scores here are emissions alone: one far below the
-                    // step's best cannot win.
-                    if st.score < top_emission - PRUNE {
-                        continue;
-                    }
-                    let route = if st.arc == sj.arc && st.pos >= sj.pos - tolerance {
-                        back_by_noise(st.pos - sj.pos, self.o.sigma)
-                    } else if st.arc / 2 == sj.arc / 2 && st.arc != sj.arc {
+                for (l, &(n, arc, pos, _)) in s.live.iter().enumerate() {
+                    let route = if arc == sj.arc && pos >= sj.pos - tolerance {
+                        back_by_noise(pos - sj.pos, self.o.sigma)
+                    } else if arc / 2 == sj.arc / 2 && arc != sj.arc {
                         // A turn back on the same piece.
-                        (arc_len - st.pos - sj.pos).abs() + self.o.u_turn_penalty
+                        (arc_len - pos - sj.pos).abs() + self.o.u_turn_penalty
                     } else {
                         if !searched {
-                            s.dijkstra.run(g, head, bound, None);
+                            let tails = s.live.iter().map(|l| l.3);
+                            s.routes.lengths(g, head, bound, self.keep_routes, tails, &mut s.lengths);
                             searched = true;
                         }
-                        (arc_len - sj.pos) + s.dijkstra.dist(g.tail(st.arc)) + st.pos
+                        (arc_len - sj.pos) + s.lengths[l] + pos
                     };
                     if route > bound {
                         continue;
                     }
                     let score = sj.score - (route - straight).abs() / self.o.beta;
-                    if score > s.best[n].0 {
-                        s.best[n] = (score, jj as u32);
+                    let best = &mut s.best[n as usize];
+                    if score > best.0 {
+                        *best = (score, jj as u32);
                     }
                 }
             }
@@ -493,9 +516,9 @@ impl<'g> Matcher<'g> {
                 continue;
             }
             g.piece_path(pa, off(a.arc, a.pos), off(a.arc, g.pieces[pa as usize].len), &mut points);
-            s.dijkstra.run(g, g.head(a.arc), f64::INFINITY, Some(g.tail(b.arc)));
+            s.routes.dijkstra.run(g, g.head(a.arc), f64::INFINITY, Some(g.tail(b.arc)));
             arcs.clear();
-            s.dijkstra.arcs_to(g, g.tail(b.arc), &mut arcs);
+            s.routes.dijkstra.arcs_to(g, g.tail(b.arc), &mut arcs);
             for &arc in &arcs {
                 let p = arc / 2;
                 line(g.pieces[p as usize].line as usize, &mut lines);
@@ -506,5 +529,61 @@ impl<'g> Matcher<'g> {
             g.piece_path(pb, off(b.arc, 0.0), off(b.arc, b.pos), &mut points);
         }
         MatchedPath { sub_match: id, points, lines }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simulate::{simulate, SimOptions};
+    use crate::{Direction, GraphBuilder, Space};
+
+    /// A lattice of 60 m blocks, its streets cut into lines at odd places
+    /// (some two blocks long, some one-way), with diagonals through some
+    /// blocks meeting the lattice at its corners.
+    fn town() -> RoadGraph {
+        let mut b = GraphBuilder::new(Space::Planar);
+        let n = 14;
+        let at = |i: usize, j: usize| [60.0 * i as f64 + 0.25 * (j % 3) as f64, 60.0 * j as f64];
+        for j in 0..=n {
+            let mut i = 0;
+            while i < n {
+                let len = 1 + (i + j) % 2;
+                let end = (i + len).min(n);
+                let dir = if (i * 7 + j) % 5 == 0 { Direction::Forward } else { Direction::Both };
+                b.push_line(vec![(i..=end).map(|k| at(k, j)).collect()], dir);
+                b.push_line(vec![(i..=end).map(|k| at(j, k)).collect()], Direction::Both);
+                i = end;
+            }
+        }
+        for i in (0..n).step_by(3) {
+            b.push_line(vec![vec![at(i, i), at(i + 1, i + 1)]], Direction::Both);
+        }
+        b.build().expect("finite")
+    }
+
+    /// The grid's candidates and the kept route searches give the answers
+    /// of the index and of a fresh search at every step, bit for bit.
+    #[test]
+    fn shortcuts_answer_as_the_plain_matcher() {
+        let g = town();
+        let speeds = vec![12.0; 400];
+        for (interval, noise, seed) in [(1.0, 5.0, 1), (1.0, 20.0, 2), (5.0, 10.0, 3), (30.0, 10.0, 4)] {
+            let traces = simulate(&g, &speeds, 30, &SimOptions { interval, noise, legs: 3, seed });
+            for timed in [true, false] {
+                let o = MatchOptions { sigma: noise, radius: (5.0 * noise).max(50.0), ..Default::default() };
+                let fast = Matcher::new(&g, o).unwrap();
+                assert!(fast.grid.is_some());
+                let plain = Matcher { grid: None, keep_routes: false, ..Matcher::new(&g, o).unwrap() };
+                let mut fixes = 0;
+                for tr in &traces {
+                    let f: Vec<Fix> =
+                        tr.iter().map(|s| Fix { time: if timed { s.fix.time } else { None }, ..s.fix }).collect();
+                    fixes += f.len();
+                    assert_eq!(fast.match_trace(&f, true), plain.match_trace(&f, true));
+                }
+                assert!(fixes > 100, "{fixes}");
+            }
+        }
     }
 }

@@ -28,6 +28,7 @@
 //! # Ok::<(), segdist_match::GraphError>(())
 //! ```
 
+mod candidates;
 mod graph;
 mod hmm;
 mod route;

@@ -1,6 +1,8 @@
 //! Bounded shortest paths on the road graph: Dijkstra from one node, no
 //! farther than a limit, with scratch reused from search to search (only the
-//! nodes a search reached are reset).
+//! nodes a search reached are reset), and [`Routes`], which keeps the last
+//! searches' results: a trace's consecutive steps search from the same
+//! nodes again and again (a car on a 30 m piece with a fix a second).
 //!
 //! Why a search per step and no precomputed table (FMM's UBODT): it needs
 //! no build, and between fixes 1–5 s apart its bound is tens of metres, so
@@ -103,6 +105,11 @@ impl Dijkstra {
         }
     }
 
+    /// The nodes the last run reached, with their distances.
+    fn reached(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
+        self.touched.iter().map(|&n| (n, self.dist[n as usize]))
+    }
+
     /// The distance to `node` found by the last [`run`](Self::run)
     /// (infinite when beyond its limit).
     #[inline]
@@ -121,5 +128,88 @@ impl Dijkstra {
             n = g.tail(a);
         }
         out[start..].reverse();
+    }
+}
+
+/// Searches kept: a direct-mapped table by source node.
+const KEPT: usize = 64;
+
+/// One kept search: every node within `bound` of `source`, with its
+/// distance.
+#[derive(Default)]
+struct Kept {
+    source: u32,
+    bound: f64,
+    reached: Vec<(u32, f64)>,
+}
+
+/// Bounded route lengths from a node, answered from the searches kept when
+/// one from the same node reached as far.
+///
+/// A kept search with a larger bound answers a smaller one exactly: every
+/// node within the smaller bound got the same distance (Dijkstra settles
+/// nodes in the same order up to it), and the nodes beyond it are beyond
+/// any route the caller accepts. Searches run a quarter past the bound
+/// asked for, so that a slightly longer step finds them too.
+pub(crate) struct Routes {
+    pub(crate) dijkstra: Dijkstra,
+    /// The graph the kept searches are of (`RoadGraph::id`).
+    graph: u64,
+    kept: Vec<Kept>,
+    /// Distances of one kept search, by node (infinite elsewhere).
+    lookup: Vec<f64>,
+}
+
+impl Routes {
+    pub(crate) fn new(nodes: usize) -> Self {
+        Routes {
+            dijkstra: Dijkstra::new(nodes),
+            graph: 0,
+            kept: (0..KEPT).map(|_| Kept { source: u32::MAX, ..Kept::default() }).collect(),
+            lookup: vec![f64::INFINITY; nodes],
+        }
+    }
+
+    /// The route length from `source` to each of `targets` into `out`
+    /// (cleared first), within `bound`: infinite for a target farther (or
+    /// a length over the bound, which the caller rejects either way).
+    /// Without `keep`, a fresh search to exactly `bound`, not kept.
+    pub(crate) fn lengths(
+        &mut self,
+        g: &RoadGraph,
+        source: u32,
+        bound: f64,
+        keep: bool,
+        targets: impl Iterator<Item = u32>,
+        out: &mut Vec<f64>,
+    ) {
+        if self.graph != g.id() || self.lookup.len() < g.nodes() {
+            *self = Routes::new(g.nodes());
+            self.graph = g.id();
+        }
+        out.clear();
+        if !keep {
+            self.dijkstra.run(g, source, bound, None);
+            out.extend(targets.map(|t| self.dijkstra.dist(t)));
+            return;
+        }
+        let k = &mut self.kept[source as usize % KEPT];
+        if k.source == source && bound <= k.bound {
+            for &(n, d) in &k.reached {
+                self.lookup[n as usize] = d;
+            }
+            out.extend(targets.map(|t| self.lookup[t as usize]));
+            for &(n, _) in &k.reached {
+                self.lookup[n as usize] = f64::INFINITY;
+            }
+            return;
+        }
+        let limit = bound * 1.25;
+        self.dijkstra.run(g, source, limit, None);
+        k.source = source;
+        k.bound = limit;
+        k.reached.clear();
+        k.reached.extend(self.dijkstra.reached());
+        out.extend(targets.map(|t| self.dijkstra.dist(t)));
     }
 }
