@@ -159,9 +159,10 @@ impl Trace {
 /// input it reaches (bytes, for the progress bar).
 type Batch = (Vec<Trace>, u64);
 
-/// A matched batch as the writer takes it: the CSV rows, the paths'
-/// GeoJSON features, and how far into the input it reaches.
-type Written = (Vec<u8>, Vec<u8>, u64);
+/// A matched batch as the writer takes it: the CSV rows (a buffer per
+/// trace), the paths' GeoJSON features, and how far into the input it
+/// reaches.
+type Written = (Vec<Vec<u8>>, Vec<u8>, u64);
 
 pub fn run(args: &MatchArgs) -> Result<()> {
     let positive = |v: f64, name: &str| -> Result<()> {
@@ -237,7 +238,9 @@ pub fn run(args: &MatchArgs) -> Result<()> {
         let pb_w = pb.clone();
         let writer = scope.spawn(move || -> Result<(Output, Option<Output>)> {
             for (rows, features, at) in write {
-                out.write_all(&rows)?;
+                for r in &rows {
+                    out.write_all(r)?;
+                }
                 if let Some(p) = &mut paths {
                     p.write_all(&features)?;
                 }
@@ -277,11 +280,10 @@ pub fn run(args: &MatchArgs) -> Result<()> {
                     Ok((rows, features))
                 })
                 .collect();
-            let (mut rows, mut features) = (Vec::new(), Vec::new());
-            rows.reserve(results.iter().map(|r| r.as_ref().map_or(0, |r| r.0.len())).sum());
+            let (mut rows, mut features) = (Vec::with_capacity(results.len()), Vec::new());
             for r in results {
                 let (r, f) = r?;
-                rows.extend_from_slice(&r);
+                rows.push(r);
                 // Each feature comes after a comma, but the very first.
                 if !f.is_empty() {
                     features.extend_from_slice(if first_path { &f[1..] } else { &f });

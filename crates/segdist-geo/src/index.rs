@@ -288,6 +288,9 @@ impl GeoIndex {
             return Vec::new();
         }
         let q = ecef(&p);
+        if max_distance.is_finite() {
+            return self.k_nearest_near(&p, &q, k, max_distance);
+        }
         // The k nearest chords' segments bound the k-th distance.
         let bound = self
             .chords
@@ -301,6 +304,37 @@ impl GeoIndex {
             self.candidates(&p, &q, bound).into_iter().filter(|h| h.projection.distance <= max_distance).collect();
         hits.sort_by(rank);
         hits.truncate(k);
+        hits
+    }
+
+    /// [`k_nearest_within`](Self::k_nearest_within) with a finite limit:
+    /// the chords within its reach, nearest first, are evaluated until the
+    /// next chord is beyond the reach of the `k`-th distance found (its
+    /// segment is then farther than `k` others, and so are all after it).
+    /// One search and about `k` evaluations, where bounding the `k`-th
+    /// distance first took two searches and evaluated both their answers
+    /// (map matching asks this of every fix: half its time in lon/lat).
+    fn k_nearest_near(&self, p: &[f64; 2], q: &[f64; 3], k: usize, max_distance: f64) -> Vec<GeoHit> {
+        let mut hits: Vec<GeoHit> = Vec::new();
+        let mut cut = self.reach(max_distance);
+        for h in self.chords.within(*q, cut) {
+            if h.distance > cut {
+                break;
+            }
+            let Some(g) = self.evaluate(p, h.feature, h.part, h.segment) else { continue };
+            if g.projection.distance > max_distance {
+                continue;
+            }
+            // Kept ranked, at most k: the k-th bounds what may still come.
+            let at = hits.partition_point(|x| rank(x, &g).is_lt());
+            if at < k {
+                hits.insert(at, g);
+                hits.truncate(k);
+                if hits.len() == k {
+                    cut = cut.min(self.reach(hits[k - 1].projection.distance));
+                }
+            }
+        }
         hits
     }
 

@@ -53,6 +53,10 @@ fn check(lines: &Lines, points: &[[f64; 2]]) {
             all[..all.len().min(3)].to_vec(),
             "k_nearest at {p:?}"
         );
+        for k in [1, 3, 16] {
+            let near = &want[..want.len().min(k)];
+            assert_eq!(index.k_nearest_within(*p, k, r), near, "k_nearest_within({k}, {r}) at {p:?}");
+        }
     }
 }
 
@@ -102,6 +106,38 @@ fn long_segments_and_ties_match_brute_force() {
     check(&lines, &pts);
     let index = GeoIndex::from_polylines(&lines).unwrap();
     assert_eq!(index.nearest([0.0, 5.0]).unwrap().feature, 1, "the lower of two equal ids");
+}
+
+/// Dense streets and a few long roads (their chords metres inside the
+/// arcs), where the k nearest within a limit fill up and a chord just past
+/// the k-th distance's reach decides: the search may stop only there.
+#[test]
+fn k_nearest_within_in_dense_streets_matches_brute_force() {
+    let mut r = ChaCha8Rng::seed_from_u64(4);
+    let centre = [24.94, 60.17];
+    let mut lines: Lines = (0..400)
+        .map(|_| {
+            let a = [centre[0] + r.gen_range(-0.01..0.01), centre[1] + r.gen_range(-0.005..0.005)];
+            vec![a, [a[0] + r.gen_range(-0.0006..0.0006), a[1] + r.gen_range(-0.0003..0.0003)]]
+        })
+        .collect();
+    for _ in 0..40 {
+        let (dx, dy) = (r.gen_range(-0.6..0.6), r.gen_range(-0.3..0.3));
+        let c = [centre[0] + r.gen_range(-0.01..0.01), centre[1] + r.gen_range(-0.005..0.005)];
+        lines.push(vec![[c[0] - dx, c[1] - dy], [c[0] + dx, c[1] + dy]]);
+    }
+    let index = GeoIndex::from_polylines(&lines).unwrap();
+    let mut filled = 0;
+    for _ in 0..400 {
+        let p = [centre[0] + r.gen_range(-0.01..0.01), centre[1] + r.gen_range(-0.005..0.005)];
+        let all = brute(&lines, p);
+        for (k, limit) in [(1, 100.0), (4, 150.0), (8, 200.0), (16, 250.0), (40, 120.0)] {
+            let want: Vec<GeoHit> = all.iter().copied().filter(|h| h.projection.distance <= limit).take(k).collect();
+            filled += usize::from(want.len() == k);
+            assert_eq!(index.k_nearest_within(p, k, limit), want, "k {k}, limit {limit} at {p:?}");
+        }
+    }
+    assert!(filled > 1000, "{filled}");
 }
 
 #[test]

@@ -37,6 +37,9 @@ struct Seg {
     line: u32,
     part: u32,
     segment: u32,
+    /// Its first vertex (global) and its piece.
+    v: u32,
+    piece: u32,
 }
 
 impl Seg {
@@ -65,7 +68,8 @@ pub(crate) struct CandidateGrid {
 
 /// A fix's scratch: (distance, segment, t, closest point) of the segments
 /// within the radius (bounds on the distance while they are sifted).
-pub(crate) type Ranked = Vec<(f64, u32, f64, [f64; 2])>;
+/// And their keys for ranking.
+pub(crate) type Ranked = (Vec<(f64, u32, f64, [f64; 2])>, Vec<u128>);
 
 impl CandidateGrid {
     /// The grid of `g` for `radius`, or `None` when `g` is geographic, empty,
@@ -79,7 +83,8 @@ impl CandidateGrid {
         let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
         for (line, part, segment, v) in g.segments() {
             let (a, b) = g.segment_ends(v);
-            let s = Seg { a, b, line: line as u32, part: part as u32, segment: segment as u32 };
+            let piece = g.piece_of(line, part, segment);
+            let s = Seg { a, b, line: line as u32, part: part as u32, segment: segment as u32, v: v as u32, piece };
             for k in 0..2 {
                 lo[k] = lo[k].min(s.lo()[k]);
                 hi[k] = hi[k].max(s.hi()[k]);
@@ -167,9 +172,10 @@ impl CandidateGrid {
         g: &RoadGraph,
         p: [f64; 2],
         k: usize,
-        ranked: &mut Ranked,
+        scratch: &mut Ranked,
         out: &mut Vec<Candidate>,
     ) {
+        let (ranked, keys) = (&mut scratch.0, &mut scratch.1);
         out.clear();
         ranked.clear();
         if !(p[0].is_finite() && p[1].is_finite()) {
@@ -204,30 +210,44 @@ impl CandidateGrid {
             }
         }
         let want = 2 * k;
-        // Past the `want`-th least upper bound, no segment can rank.
-        if ranked.len() > want {
+        // Past the `want`-th least upper bound, no segment can rank (a cut
+        // worth its selection only when it saves many evaluations).
+        if ranked.len() > 2 * want {
             ranked.select_nth_unstable_by(want - 1, |x, y| x.2.total_cmp(&y.2));
             let cut = ranked[want - 1].2;
             ranked.retain(|r| r.0 <= cut);
         }
-        // The survivors, measured as the index measures them.
+        // The survivors, measured as the index measures them, and ranked
+        // by (distance, id): segments are numbered in index order, so the
+        // number is the id's order. One integer per survivor holds both
+        // and its place: (distance bits, number, place).
+        keys.clear();
         ranked.retain_mut(|r| {
             let s = &self.segs[r.1 as usize];
             let pr = Segment::new(s.a, s.b).closest_point(p);
             *r = (pr.distance, r.1, pr.t, pr.point);
             pr.distance <= radius
         });
-        // By (distance, id): segments are numbered in index order, so the
-        // number is the id's order.
-        let key = |&(d, i, _, _): &(f64, u32, f64, [f64; 2])| ((d + 0.0).to_bits(), i);
-        if ranked.len() > want {
-            ranked.select_nth_unstable_by_key(want - 1, key);
-            ranked.truncate(want);
+        for (at, r) in ranked.iter().enumerate() {
+            keys.push(u128::from((r.0 + 0.0).to_bits()) << 64 | u128::from(r.1) << 32 | at as u128);
         }
-        ranked.sort_unstable_by_key(key);
-        for &(d, i, t, point) in ranked.iter() {
-            let s = self.segs[i as usize];
-            g.push_planar(out, k, s.line as usize, s.part as usize, s.segment as usize, t, point, d);
+        if keys.len() > want {
+            keys.select_nth_unstable(want - 1);
+            keys.truncate(want);
+        }
+        keys.sort_unstable();
+        // At most one per piece, its nearest segment (as `push_planar`).
+        for &key in keys.iter() {
+            let (d, i, t, point) = ranked[key as u32 as usize];
+            if out.len() == k {
+                break;
+            }
+            let s = &self.segs[i as usize];
+            if out.iter().any(|c| c.piece == s.piece) {
+                continue;
+            }
+            let along = g.along_planar(s.v as usize, t);
+            out.push(g.on_piece(s.piece, s.line as usize, s.part as usize, s.segment as usize, t, point, d, along));
         }
     }
 }
@@ -270,7 +290,7 @@ mod tests {
         for (seed, radius, k) in [(1, 50.0, 8), (2, 15.0, 3), (3, 200.0, 4), (4, 7.5, 1)] {
             let g = streets(seed);
             let grid = CandidateGrid::new(&g, radius).expect("planar");
-            let (mut a, mut b, mut ranked) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut a, mut b, mut ranked) = (Vec::new(), Vec::new(), Default::default());
             for i in 0..20_000 {
                 let p = if i % 10 == 0 {
                     // On the lattice's grid points and halfway: ties.
@@ -289,7 +309,7 @@ mod tests {
     fn a_fix_off_the_grid_or_not_finite_has_no_candidates() {
         let g = streets(5);
         let grid = CandidateGrid::new(&g, 50.0).expect("planar");
-        let (mut out, mut ranked) = (vec![], vec![]);
+        let (mut out, mut ranked) = (vec![], Default::default());
         for p in [[-1e6, 0.0], [f64::NAN, 1.0], [f64::INFINITY, 0.0], [1e300, -1e300]] {
             grid.candidates(&g, p, 8, &mut ranked, &mut out);
             assert!(out.is_empty());

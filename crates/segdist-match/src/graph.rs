@@ -474,9 +474,8 @@ impl RoadGraph {
         point: [f64; 2],
         distance: f64,
     ) {
-        let v = self.vertex_of(line, part, segment);
-        let along = self.cum[v] + t * (self.cum[v + 1] - self.cum[v]);
-        self.push_candidate(out, k, line, part, segment, t, point, distance, along.min(self.cum[v + 1]));
+        let along = self.along_planar(self.vertex_of(line, part, segment), t);
+        self.push_candidate(out, k, line, part, segment, t, point, distance, along);
     }
 
     /// The global index of the first vertex of segment `segment` of part
@@ -535,17 +534,47 @@ impl RoadGraph {
         if out.len() == k {
             return;
         }
+        let piece = self.piece_of(line, part, segment);
+        if out.iter().any(|c| c.piece == piece) {
+            return; // a nearer segment of the same piece is in already
+        }
+        out.push(self.on_piece(piece, line, part, segment, t, point, distance, along));
+    }
+
+    /// The piece holding segment `segment` of part `part` of line `line`.
+    pub(crate) fn piece_of(&self, line: usize, part: usize, segment: usize) -> u32 {
         let q = self.line_start[line] + part;
         let v = (self.part_start[q] + segment) as u32;
         let (first, last) = (self.part_pieces[q] as usize, self.part_pieces[q + 1] as usize);
-        // The piece holding segment `v..v+1`: the last that starts at or before v.
-        let piece = first + self.pieces[first..last].partition_point(|pc| pc.v0 <= v) - 1;
-        if out.iter().any(|c| c.piece as usize == piece) {
-            return; // a nearer segment of the same piece is in already
-        }
-        let pc = &self.pieces[piece];
+        // The last piece that starts at or before v.
+        (first + self.pieces[first..last].partition_point(|pc| pc.v0 <= v) - 1) as u32
+    }
+
+    /// The candidate on `piece` (the piece of the segment).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub(crate) fn on_piece(
+        &self,
+        piece: u32,
+        line: usize,
+        part: usize,
+        segment: usize,
+        t: f64,
+        point: [f64; 2],
+        distance: f64,
+        along: f64,
+    ) -> Candidate {
+        let pc = &self.pieces[piece as usize];
         let offset = (along - self.cum[pc.v0 as usize]).clamp(0.0, pc.len);
-        out.push(Candidate { line, part, segment, t, point, distance, along, piece: piece as u32, offset });
+        Candidate { line, part, segment, t, point, distance, along, piece, offset }
+    }
+
+    /// The distance along the part at `t` on the segment from global vertex
+    /// `v`, as the planar candidates measure it.
+    #[inline]
+    pub(crate) fn along_planar(&self, v: usize, t: f64) -> f64 {
+        let along = self.cum[v] + t * (self.cum[v + 1] - self.cum[v]);
+        along.min(self.cum[v + 1])
     }
 
     /// The tail (start node) of arc `a`.

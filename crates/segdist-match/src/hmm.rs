@@ -145,6 +145,8 @@ pub struct MatchedTrace {
 struct State {
     cand: u32,
     arc: u32,
+    /// The arc's head node.
+    head: u32,
     /// Distance along the arc from its tail.
     pos: f64,
     score: f64,
@@ -276,7 +278,7 @@ impl<'g> Matcher<'g> {
                 routes: Routes::new(self.graph.nodes()),
                 live: Vec::new(),
                 lengths: Vec::new(),
-                ranked: Vec::new(),
+                ranked: Default::default(),
                 cands: Vec::new(),
                 all_cands: Vec::new(),
                 states: Vec::new(),
@@ -320,7 +322,8 @@ impl<'g> Matcher<'g> {
                 for (arc, pos) in [(2 * cand.piece, cand.offset), (2 * cand.piece + 1, pc.len - cand.offset)] {
                     if g.open[arc as usize] {
                         let score = emission(cand.distance);
-                        s.states.push(State { cand: (first_cand + c) as u32, arc, pos, score, back: u32::MAX });
+                        let head = g.head(arc);
+                        s.states.push(State { cand: (first_cand + c) as u32, arc, head, pos, score, back: u32::MAX });
                     }
                 }
             }
@@ -391,42 +394,50 @@ impl<'g> Matcher<'g> {
         s.best.clear();
         s.best.resize(s.states.len() - cur, (f64::NEG_INFINITY, u32::MAX));
         s.done.clear();
+        let (sigma, beta, penalty) = (self.o.sigma, self.o.beta, self.o.u_turn_penalty);
+        let Scratch { states, live, best, done, routes, lengths, .. } = s;
+        let before = &states[prev..cur];
         // Scores of the previous step are normalised: its best is 0.
-        for j in prev..cur {
-            let head = g.head(s.states[j].arc);
+        for (j, first) in before.iter().enumerate() {
             // One search per distinct head node.
-            if s.states[j].score < -PRUNE || s.done.contains(&head) {
+            let head = first.head;
+            if first.score < -PRUNE || done.contains(&head) {
                 continue;
             }
-            s.done.push(head);
+            done.push(head);
             let mut searched = false;
-            for jj in j..cur {
-                let sj = s.states[jj];
-                if g.head(sj.arc) != head || sj.score < -PRUNE {
+            for (jj, sj) in before.iter().enumerate().skip(j) {
+                if sj.head != head || sj.score < -PRUNE {
                     continue;
                 }
                 let arc_len = g.pieces[(sj.arc / 2) as usize].len;
-                for (l, &(n, arc, pos, _)) in s.live.iter().enumerate() {
+                // What is left of its arc to drive.
+                let rest = arc_len - sj.pos;
+                for (l, &(n, arc, pos, _)) in live.iter().enumerate() {
+                    let best = &mut best[n as usize];
+                    // A transition only lowers a score: this one cannot win.
+                    if sj.score <= best.0 {
+                        continue;
+                    }
                     let route = if arc == sj.arc && pos >= sj.pos - tolerance {
-                        back_by_noise(pos - sj.pos, self.o.sigma)
+                        back_by_noise(pos - sj.pos, sigma)
                     } else if arc / 2 == sj.arc / 2 && arc != sj.arc {
                         // A turn back on the same piece.
-                        (arc_len - pos - sj.pos).abs() + self.o.u_turn_penalty
+                        (arc_len - pos - sj.pos).abs() + penalty
                     } else {
                         if !searched {
-                            let tails = s.live.iter().map(|l| l.3);
-                            s.routes.lengths(g, head, bound, self.keep_routes, tails, &mut s.lengths);
+                            let tails = live.iter().map(|l| l.3);
+                            routes.lengths(g, head, bound, self.keep_routes, tails, lengths);
                             searched = true;
                         }
-                        (arc_len - sj.pos) + s.lengths[l] + pos
+                        rest + lengths[l] + pos
                     };
                     if route > bound {
                         continue;
                     }
-                    let score = sj.score - (route - straight).abs() / self.o.beta;
-                    let best = &mut s.best[n as usize];
+                    let score = sj.score - (route - straight).abs() / beta;
                     if score > best.0 {
-                        *best = (score, jj as u32);
+                        *best = (score, (prev + jj) as u32);
                     }
                 }
             }
