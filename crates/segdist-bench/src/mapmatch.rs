@@ -104,6 +104,11 @@ pub fn run(quick: bool) {
             g.arcs(),
             t.elapsed().as_secs_f64()
         );
+        // A planar matcher lays its candidate grid for the radius.
+        let t = Instant::now();
+        let m = Matcher::new(&g, MatchOptions { radius: 50.0, ..MatchOptions::default() }).expect("options");
+        eprintln!("  its matcher (radius 50 m) made in {:.3} s", t.elapsed().as_secs_f64());
+        drop(m);
     }
     let index = segdist_geo::GeoIndex::from_polylines(&lines).expect("lon/lat");
     let n = if quick { 20 } else { 200 };

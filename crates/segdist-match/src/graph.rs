@@ -12,9 +12,12 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use segdist_geo::{geodesic, GeoIndex};
 use segdist_index::{Index, IndexBuilder};
+
+use crate::candidates::CandidateGrid;
 
 /// How coordinates are measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -234,6 +237,9 @@ pub struct RoadGraph {
     search: Search,
     /// See [`id`](Self::id).
     id: u64,
+    /// The candidate grids made for matchers, by radius (the last few):
+    /// made once, however many matchers a program makes.
+    grids: Mutex<Vec<(u64, Option<Arc<CandidateGrid>>)>>,
 }
 
 /// The next graph's [`RoadGraph::id`] (from 1: 0 is no graph).
@@ -377,6 +383,7 @@ impl RoadGraph {
             out_arcs,
             search,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            grids: Mutex::new(Vec::new()),
         })
     }
 
@@ -499,6 +506,23 @@ impl RoadGraph {
                     .map(move |v| (l, q - self.line_start[l], v - self.part_start[q], v))
             })
         })
+    }
+
+    /// The candidate grid for `radius` (`None` where the index is asked),
+    /// made on first use and kept for the next matchers (the last four
+    /// radii).
+    pub(crate) fn grid(&self, radius: f64) -> Option<Arc<CandidateGrid>> {
+        let key = radius.to_bits();
+        let mut grids = self.grids.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, g)) = grids.iter().find(|(r, _)| *r == key) {
+            return g.clone();
+        }
+        let g = CandidateGrid::new(self, radius).map(Arc::new);
+        if grids.len() == 4 {
+            grids.remove(0);
+        }
+        grids.push((key, g.clone()));
+        g
     }
 
     /// The planar index, or `None` for a geographic graph.
