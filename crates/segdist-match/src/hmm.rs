@@ -432,7 +432,7 @@ impl<'g> Matcher<'g> {
                     } else {
                         if !searched {
                             let tails = live.iter().map(|l| l.3);
-                            routes.lengths(g, head, bound, self.keep_routes, tails, lengths);
+                            routes.lengths(g, head, bound, 2.0 * self.o.radius, self.keep_routes, tails, lengths);
                             searched = true;
                         }
                         rest + lengths[l] + pos

@@ -40,6 +40,8 @@ pub(crate) struct Dijkstra {
     touched: Vec<u32>,
     heap: BinaryHeap<Entry>,
     source: u32,
+    /// Marks the targets of [`run_to`](Self::run_to) not yet settled.
+    is_target: Vec<bool>,
 }
 
 impl Dijkstra {
@@ -50,6 +52,7 @@ impl Dijkstra {
             touched: Vec::new(),
             heap: BinaryHeap::new(),
             source: u32::MAX,
+            is_target: vec![false; nodes],
         }
     }
 
@@ -57,6 +60,45 @@ impl Dijkstra {
     /// until `target` is settled).
     pub(crate) fn run(&mut self, g: &RoadGraph, source: u32, limit: f64, target: Option<u32>) {
         self.search(g, source, limit, target, |_| true);
+    }
+
+    /// Shortest distances from `source` within `limit`, stopping once every
+    /// one of `targets` is settled and `min_reach` is reached. Returns how
+    /// far the distances are final: every node within it has its shortest
+    /// distance (and a node not reached is farther); `limit` when the
+    /// search ran out.
+    pub(crate) fn run_to(&mut self, g: &RoadGraph, source: u32, limit: f64, targets: &[u32], min_reach: f64) -> f64 {
+        if self.is_target.len() < g.nodes() {
+            *self = Dijkstra::new(g.nodes());
+        }
+        let mut left = 0usize;
+        for &t in targets {
+            if !self.is_target[t as usize] {
+                self.is_target[t as usize] = true;
+                left += 1;
+            }
+        }
+        let mut reach = limit;
+        let mut is_target = std::mem::take(&mut self.is_target);
+        self.search_with(g, source, limit, |n, d, limit| {
+            if is_target[n as usize] {
+                is_target[n as usize] = false;
+                left -= 1;
+                if left == 0 {
+                    // Nothing farther is needed: go on to `min_reach`,
+                    // finish the nodes at the distance where it stops
+                    // (ties), and stop.
+                    let stop = d.max(min_reach).min(*limit);
+                    *limit = stop;
+                    reach = stop;
+                }
+            }
+        });
+        for &t in targets {
+            is_target[t as usize] = false;
+        }
+        self.is_target = is_target;
+        reach
     }
 
     /// Shortest distances from `source` to every node, over the arcs that
@@ -69,6 +111,24 @@ impl Dijkstra {
         if self.dist.len() < g.nodes() {
             *self = Dijkstra::new(g.nodes());
         }
+        self.search_by(g, source, limit, target, allow, |_, _, _| {});
+    }
+
+    /// A search within `limit` from `source` to all nodes that `settled`
+    /// hears of as they are settled (it may lower the limit).
+    fn search_with(&mut self, g: &RoadGraph, source: u32, limit: f64, settled: impl FnMut(u32, f64, &mut f64)) {
+        self.search_by(g, source, limit, None, |_| true, settled);
+    }
+
+    fn search_by(
+        &mut self,
+        g: &RoadGraph,
+        source: u32,
+        mut limit: f64,
+        target: Option<u32>,
+        allow: impl Fn(u32) -> bool,
+        mut settled: impl FnMut(u32, f64, &mut f64),
+    ) {
         for &n in &self.touched {
             self.dist[n as usize] = f64::INFINITY;
             self.pred[n as usize] = u32::MAX;
@@ -80,12 +140,16 @@ impl Dijkstra {
         self.touched.push(source);
         self.heap.push(Entry(0.0, source));
         while let Some(Entry(d, n)) = self.heap.pop() {
+            if d > limit {
+                break;
+            }
             if d > self.dist[n as usize] {
                 continue;
             }
             if Some(n) == target {
                 break;
             }
+            settled(n, d, &mut limit);
             let (s, e) = (g.out_start[n as usize] as usize, g.out_start[n as usize + 1] as usize);
             for &a in &g.out_arcs[s..e] {
                 let nd = d + g.pieces[(a / 2) as usize].len;
@@ -134,23 +198,25 @@ impl Dijkstra {
 /// Searches kept: a direct-mapped table by source node.
 const KEPT: usize = 64;
 
-/// One kept search: every node within `bound` of `source`, with its
-/// distance.
+/// One kept search: the nodes reached from `source`, with their distances,
+/// final within `reach` (a node farther, or not reached, is farther than
+/// `reach`).
 #[derive(Default)]
 struct Kept {
     source: u32,
-    bound: f64,
+    reach: f64,
     reached: Vec<(u32, f64)>,
 }
 
 /// Bounded route lengths from a node, answered from the searches kept when
 /// one from the same node reached as far.
 ///
-/// A kept search with a larger bound answers a smaller one exactly: every
-/// node within the smaller bound got the same distance (Dijkstra settles
-/// nodes in the same order up to it), and the nodes beyond it are beyond
-/// any route the caller accepts. Searches run a quarter past the bound
-/// asked for, so that a slightly longer step finds them too.
+/// A kept search answers exactly for every target within its reach (the
+/// distance up to which its answers are final: Dijkstra settles nodes in
+/// the same order whatever its limit), and for every target when its reach
+/// covers the bound asked for (a node it did not reach is beyond any route
+/// the caller accepts). Searches stop once their targets are settled and
+/// they have gone a little farther (see [`lengths`](Self::lengths)).
 pub(crate) struct Routes {
     pub(crate) dijkstra: Dijkstra,
     /// The graph the kept searches are of (`RoadGraph::id`).
@@ -158,6 +224,7 @@ pub(crate) struct Routes {
     kept: Vec<Kept>,
     /// Distances of one kept search, by node (infinite elsewhere).
     lookup: Vec<f64>,
+    targets: Vec<u32>,
 }
 
 impl Routes {
@@ -167,6 +234,7 @@ impl Routes {
             graph: 0,
             kept: (0..KEPT).map(|_| Kept { source: u32::MAX, ..Kept::default() }).collect(),
             lookup: vec![f64::INFINITY; nodes],
+            targets: Vec::new(),
         }
     }
 
@@ -174,11 +242,18 @@ impl Routes {
     /// (cleared first), within `bound`: infinite for a target farther (or
     /// a length over the bound, which the caller rejects either way).
     /// Without `keep`, a fresh search to exactly `bound`, not kept.
+    /// Otherwise the search runs a quarter past `bound` (so that the next,
+    /// slightly longer step finds it kept), but stops once the targets are
+    /// settled and it has gone `min_reach` (it then serves the next steps'
+    /// nearby targets): at 5 s between fixes the bound is hundreds of
+    /// metres where the targets are tens.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn lengths(
         &mut self,
         g: &RoadGraph,
         source: u32,
         bound: f64,
+        min_reach: f64,
         keep: bool,
         targets: impl Iterator<Item = u32>,
         out: &mut Vec<f64>,
@@ -193,23 +268,32 @@ impl Routes {
             out.extend(targets.map(|t| self.dijkstra.dist(t)));
             return;
         }
+        self.targets.clear();
+        self.targets.extend(targets);
         let k = &mut self.kept[source as usize % KEPT];
-        if k.source == source && bound <= k.bound {
+        if k.source == source {
             for &(n, d) in &k.reached {
                 self.lookup[n as usize] = d;
             }
-            out.extend(targets.map(|t| self.lookup[t as usize]));
+            // Each target's distance is known when final (within the
+            // search's reach), or beyond the bound when the search reached
+            // past it.
+            let known = |d: f64| d <= k.reach || bound <= k.reach;
+            let hit = self.targets.iter().all(|&t| known(self.lookup[t as usize]));
+            if hit {
+                out.extend(self.targets.iter().map(|&t| self.lookup[t as usize]));
+            }
             for &(n, _) in &k.reached {
                 self.lookup[n as usize] = f64::INFINITY;
             }
-            return;
+            if hit {
+                return;
+            }
         }
-        let limit = bound * 1.25;
-        self.dijkstra.run(g, source, limit, None);
+        k.reach = self.dijkstra.run_to(g, source, bound * 1.25, &self.targets, min_reach);
         k.source = source;
-        k.bound = limit;
         k.reached.clear();
         k.reached.extend(self.dijkstra.reached());
-        out.extend(targets.map(|t| self.dijkstra.dist(t)));
+        out.extend(self.targets.iter().map(|&t| self.dijkstra.dist(t)));
     }
 }
