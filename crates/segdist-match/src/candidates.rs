@@ -236,18 +236,17 @@ impl CandidateGrid {
             keys.truncate(want);
         }
         keys.sort_unstable();
-        // At most one per piece, its nearest segment (as `push_planar`).
+        // At most one per piece, its nearest segment.
         for &key in keys.iter() {
-            let (d, i, t, point) = ranked[key as u32 as usize];
             if out.len() == k {
                 break;
             }
+            let (distance, i, t, point) = ranked[key as u32 as usize];
             let s = &self.segs[i as usize];
-            if out.iter().any(|c| c.piece == s.piece) {
-                continue;
-            }
+            let (line, part, segment) = (s.line as usize, s.part as usize, s.segment as usize);
             let along = g.along_planar(s.v as usize, t);
-            out.push(g.on_piece(s.piece, s.line as usize, s.part as usize, s.segment as usize, t, point, d, along));
+            let c = Candidate { line, part, segment, t, point, distance, along, piece: s.piece, offset: 0.0 };
+            g.push_candidate(out, k, c);
         }
     }
 }

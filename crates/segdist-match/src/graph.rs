@@ -451,7 +451,12 @@ impl RoadGraph {
         match &self.search {
             Search::Planar(index) => {
                 for h in index.k_nearest_within(p, 2 * k, radius) {
-                    self.push_planar(out, k, h.feature, h.part, h.segment, h.t, h.point, h.distance);
+                    let along = self.along_planar(self.vertex_of(h.feature, h.part, h.segment), h.t);
+                    let piece = self.piece_of(h.feature, h.part, h.segment);
+                    let (line, part, segment) = (h.feature, h.part, h.segment);
+                    let (t, point, distance) = (h.t, h.point, h.distance);
+                    let c = Candidate { line, part, segment, t, point, distance, along, piece, offset: 0.0 };
+                    self.push_candidate(out, k, c);
                 }
             }
             Search::Geographic(index) => {
@@ -461,28 +466,14 @@ impl RoadGraph {
                     let pr = &h.projection;
                     let along =
                         if pr.t == 1.0 { self.cum[v + 1] } else { (self.cum[v] + pr.along).min(self.cum[v + 1]) };
-                    self.push_candidate(out, k, h.feature, h.part, h.segment, pr.t, pr.point, pr.distance, along);
+                    let piece = self.piece_of(h.feature, h.part, h.segment);
+                    let (line, part, segment) = (h.feature, h.part, h.segment);
+                    let (t, point, distance) = (pr.t, pr.point, pr.distance);
+                    let c = Candidate { line, part, segment, t, point, distance, along, piece, offset: 0.0 };
+                    self.push_candidate(out, k, c);
                 }
             }
         }
-    }
-
-    /// Pushes a planar hit (see [`push_candidate`](Self::push_candidate)),
-    /// its distance along the part from `t`.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn push_planar(
-        &self,
-        out: &mut Vec<Candidate>,
-        k: usize,
-        line: usize,
-        part: usize,
-        segment: usize,
-        t: f64,
-        point: [f64; 2],
-        distance: f64,
-    ) {
-        let along = self.along_planar(self.vertex_of(line, part, segment), t);
-        self.push_candidate(out, k, line, part, segment, t, point, distance, along);
     }
 
     /// The global index of the first vertex of segment `segment` of part
@@ -540,29 +531,15 @@ impl RoadGraph {
         self.id
     }
 
-    /// Adds a hit as a candidate unless `k` are in or a nearer segment of
-    /// its piece is.
-    #[allow(clippy::too_many_arguments)]
-    fn push_candidate(
-        &self,
-        out: &mut Vec<Candidate>,
-        k: usize,
-        line: usize,
-        part: usize,
-        segment: usize,
-        t: f64,
-        point: [f64; 2],
-        distance: f64,
-        along: f64,
-    ) {
-        if out.len() == k {
-            return;
+    /// Adds candidate `c` (its `offset` set here from `along` and its
+    /// `piece`) unless `k` are in or a nearer segment of its piece is.
+    pub(crate) fn push_candidate(&self, out: &mut Vec<Candidate>, k: usize, mut c: Candidate) {
+        if out.len() == k || out.iter().any(|o| o.piece == c.piece) {
+            return; // full, or a nearer segment of the same piece is in already
         }
-        let piece = self.piece_of(line, part, segment);
-        if out.iter().any(|c| c.piece == piece) {
-            return; // a nearer segment of the same piece is in already
-        }
-        out.push(self.on_piece(piece, line, part, segment, t, point, distance, along));
+        let pc = &self.pieces[c.piece as usize];
+        c.offset = (c.along - self.cum[pc.v0 as usize]).clamp(0.0, pc.len);
+        out.push(c);
     }
 
     /// The piece holding segment `segment` of part `part` of line `line`.
@@ -572,25 +549,6 @@ impl RoadGraph {
         let (first, last) = (self.part_pieces[q] as usize, self.part_pieces[q + 1] as usize);
         // The last piece that starts at or before v.
         (first + self.pieces[first..last].partition_point(|pc| pc.v0 <= v) - 1) as u32
-    }
-
-    /// The candidate on `piece` (the piece of the segment).
-    #[allow(clippy::too_many_arguments)]
-    #[inline]
-    pub(crate) fn on_piece(
-        &self,
-        piece: u32,
-        line: usize,
-        part: usize,
-        segment: usize,
-        t: f64,
-        point: [f64; 2],
-        distance: f64,
-        along: f64,
-    ) -> Candidate {
-        let pc = &self.pieces[piece as usize];
-        let offset = (along - self.cum[pc.v0 as usize]).clamp(0.0, pc.len);
-        Candidate { line, part, segment, t, point, distance, along, piece, offset }
     }
 
     /// The distance along the part at `t` on the segment from global vertex
