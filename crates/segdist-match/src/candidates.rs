@@ -191,9 +191,11 @@ impl CandidateGrid {
         let r2 = radius * radius * (1.0 + ROUNDING);
         // The fast kernel's error bound (`12·u·(M + d)` in 2D, doubled):
         // `M`, the largest coordinate, is bounded by the network's and the
-        // fix's.
+        // fix's. The floor covers underflow at tiny scales, as the index's
+        // (2^-460: an underflowing `|b − a|²` or `d²` moves the result by
+        // less than 2^-484 + 2^-536).
         let m = self.scale.max(p[0].abs()).max(p[1].abs());
-        let (k_fast, floor) = (32.0 * f64::EPSILON / 2.0, 1e-300);
+        let (k_fast, floor) = (32.0 * f64::EPSILON / 2.0, 1e-138);
         for &i in &self.items[self.start[c] as usize..self.start[c + 1] as usize] {
             let s = &self.segs[i as usize];
             // The segment's box first: no nearer than the segment.
@@ -300,6 +302,31 @@ mod tests {
                 g.candidates(p, k, radius, &mut a);
                 grid.candidates(&g, p, k, &mut ranked, &mut b);
                 assert_eq!(a, b, "{p:?}, radius {radius}");
+            }
+        }
+    }
+
+    /// Streets at scales from 1e-160 (where squares underflow and the fast
+    /// kernel's bound rests on its floor) to 1e140: the index's answers.
+    #[test]
+    fn tiny_and_huge_scales_answer_as_the_index() {
+        for scale in [1e-160, 1e-157, 1e-150, 1e-100, 1e100, 1e140] {
+            let mut b = GraphBuilder::new(Space::Planar);
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+            for _ in 0..60 {
+                let a = [rng.gen_range(0.0..100.0) * scale, rng.gen_range(0.0..100.0) * scale];
+                let d = [rng.gen_range(-10.0..10.0) * scale, rng.gen_range(-10.0..10.0) * scale];
+                b.push_line(vec![vec![a, [a[0] + d[0], a[1] + d[1]]]], Direction::Both);
+            }
+            let g = b.build().expect("finite");
+            let radius = 15.0 * scale;
+            let grid = CandidateGrid::new(&g, radius).expect("planar");
+            let (mut a, mut out, mut ranked) = (Vec::new(), Vec::new(), Default::default());
+            for _ in 0..2000 {
+                let p = [rng.gen_range(-10.0..110.0) * scale, rng.gen_range(-10.0..110.0) * scale];
+                g.candidates(p, 4, radius, &mut a);
+                grid.candidates(&g, p, 4, &mut ranked, &mut out);
+                assert_eq!(a, out, "{p:?} at scale {scale}");
             }
         }
     }
