@@ -59,7 +59,8 @@ impl Dijkstra {
     /// Shortest distances from `source` to every node within `limit` (or
     /// until `target` is settled).
     pub(crate) fn run(&mut self, g: &RoadGraph, source: u32, limit: f64, target: Option<u32>) {
-        self.search(g, source, limit, target, |_| true);
+        self.fit(g);
+        self.search(g, source, limit, target, |_| true, |_, _, _| {});
     }
 
     /// Shortest distances from `source` within `limit`, stopping once every
@@ -68,9 +69,7 @@ impl Dijkstra {
     /// distance (and a node not reached is farther); `limit` when the
     /// search ran out.
     pub(crate) fn run_to(&mut self, g: &RoadGraph, source: u32, limit: f64, targets: &[u32], min_reach: f64) -> f64 {
-        if self.is_target.len() < g.nodes() {
-            *self = Dijkstra::new(g.nodes());
-        }
+        self.fit(g);
         let mut left = 0usize;
         for &t in targets {
             if !self.is_target[t as usize] {
@@ -80,20 +79,27 @@ impl Dijkstra {
         }
         let mut reach = limit;
         let mut is_target = std::mem::take(&mut self.is_target);
-        self.search_with(g, source, limit, |n, d, limit| {
-            if is_target[n as usize] {
-                is_target[n as usize] = false;
-                left -= 1;
-                if left == 0 {
-                    // Nothing farther is needed: go on to `min_reach`,
-                    // finish the nodes at the distance where it stops
-                    // (ties), and stop.
-                    let stop = d.max(min_reach).min(*limit);
-                    *limit = stop;
-                    reach = stop;
+        self.search(
+            g,
+            source,
+            limit,
+            None,
+            |_| true,
+            |n, d, limit| {
+                if is_target[n as usize] {
+                    is_target[n as usize] = false;
+                    left -= 1;
+                    if left == 0 {
+                        // Nothing farther is needed: go on to `min_reach`,
+                        // finish the nodes at the distance where it stops
+                        // (ties), and stop.
+                        let stop = d.max(min_reach).min(*limit);
+                        *limit = stop;
+                        reach = stop;
+                    }
                 }
-            }
-        });
+            },
+        );
         for &t in targets {
             is_target[t as usize] = false;
         }
@@ -104,23 +110,21 @@ impl Dijkstra {
     /// Shortest distances from `source` to every node, over the arcs that
     /// `allow` lets through.
     pub(crate) fn run_by(&mut self, g: &RoadGraph, source: u32, allow: impl Fn(u32) -> bool) {
-        self.search(g, source, f64::INFINITY, None, allow);
+        self.fit(g);
+        self.search(g, source, f64::INFINITY, None, allow, |_, _, _| {});
     }
 
-    fn search(&mut self, g: &RoadGraph, source: u32, limit: f64, target: Option<u32>, allow: impl Fn(u32) -> bool) {
+    /// Scratch for a graph of `g`'s size.
+    fn fit(&mut self, g: &RoadGraph) {
         if self.dist.len() < g.nodes() {
             *self = Dijkstra::new(g.nodes());
         }
-        self.search_by(g, source, limit, target, allow, |_, _, _| {});
     }
 
-    /// A search within `limit` from `source` to all nodes that `settled`
-    /// hears of as they are settled (it may lower the limit).
-    fn search_with(&mut self, g: &RoadGraph, source: u32, limit: f64, settled: impl FnMut(u32, f64, &mut f64)) {
-        self.search_by(g, source, limit, None, |_| true, settled);
-    }
-
-    fn search_by(
+    /// A search within `limit` from `source` (until `target` is settled),
+    /// over the arcs `allow` lets through; `settled` hears of each node as
+    /// it is settled, and may lower the limit.
+    fn search(
         &mut self,
         g: &RoadGraph,
         source: u32,
