@@ -45,7 +45,7 @@ const GROUP_SEGMENTS: usize = 256;
 
 /// Queries per unit of parallel work: large enough that a chunk's first
 /// query, which starts without a hint, is a small part of it.
-const CHUNK: usize = 2048;
+pub(crate) const CHUNK: usize = 2048;
 
 impl<const D: usize> Index<D> {
     /// The nearest segment to every point, in input order: the same answers
@@ -130,33 +130,6 @@ impl<const D: usize> Index<D> {
         found
     }
 
-    /// The nearest segment to every point, mapped by `map` (run on the
-    /// search's threads, in input order), in input order: answers as
-    /// [`nearest_many`](Self::nearest_many), converted as they are made
-    /// (into what a caller keeps of them, say) rather than after.
-    ///
-    /// ```
-    /// use segdist_index::{Index, QueryOptions};
-    ///
-    /// let index = Index::<2>::from_segments(&[[[0.0, 0.0], [10.0, 0.0]], [[0.0, 4.0], [10.0, 4.0]]])?;
-    /// let points = [[1.0, 1.0], [2.0, 3.5], [f64::NAN, 0.0]];
-    /// let features = index.nearest_many_map(&points, &QueryOptions::default(), |hit| hit.feature);
-    /// assert_eq!(features.len(), 3);
-    /// assert_eq!(features.get(1), Some(Some(1)));
-    /// assert_eq!(features.iter().collect::<Vec<_>>(), [Some(0), Some(1), None]);
-    /// # Ok::<(), segdist_index::BuildError>(())
-    /// ```
-    pub fn nearest_many_map<R: Copy + Send + Sync>(
-        &self,
-        points: &[[f64; D]],
-        opts: &QueryOptions,
-        map: impl Fn(Hit<D>) -> R + Sync,
-    ) -> Answers<R> {
-        let mut found = Vec::new();
-        self.nearest_in_order(points, opts, &|f| map(self.hit(&f)), false, &mut found);
-        Answers { found }
-    }
-
     /// Runs the coherent batch search; the results, mapped by `map`,
     /// appended to `found`. `runner_up`: also bound every other segment's
     /// distance (see
@@ -209,9 +182,47 @@ impl<const D: usize> Index<D> {
         stream: bool,
         found: &mut Vec<Option<R>>,
     ) {
+        let n = points.len();
+        let limit = opts.max_distance;
+        let (in_order, ups_in_order) = self.chosen_slots(points, limit, runner_up, par);
+        let chosen = Chosen { index: self, points, slots: &in_order, runner_up: &ups_in_order, limit, map };
+        // (Room for n more was made by the caller.)
+        let before = found.len();
+        if par {
+            let spare = &mut found.spare_capacity_mut()[..n];
+            spare.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
+                let (start, len) = (c * CHUNK, out.len());
+                let mut out = Stream::new(out, stream);
+                Resolver::default().resolve(&chosen, start..start + len, |x| out.push(x));
+                // (An answer for every position: the resolver makes one a
+                // point.)
+                assert_eq!(out.finish(), len, "an answer for every point");
+            });
+        } else {
+            let mut out = Stream::new(&mut found.spare_capacity_mut()[..n], stream);
+            Resolver::default().resolve(&chosen, 0..n, |x| out.push(x));
+            assert_eq!(out.finish(), n, "an answer for every point");
+        }
+        // SAFETY: the first n of the spare room were written whole just
+        // above (else an assertion panicked, and this is not reached).
+        unsafe { found.set_len(before + n) };
+        give_back(in_order);
+        give_back(ups_in_order);
+    }
+
+    /// The search of [`nearest_sorted`](Self::nearest_sorted): each
+    /// point's segment (its slot, or [`NO_SLOT`]) and, with `runner_up`,
+    /// its runner-up bound (else empty), in input order; not yet checked
+    /// against `limit` by the accurate kernel (a [`Resolver`] does).
+    pub(crate) fn chosen_slots(
+        &self,
+        points: &[[f64; D]],
+        limit: f64,
+        runner_up: bool,
+        par: bool,
+    ) -> (Vec<u32>, Vec<f64>) {
         let (order, sorted) = self.in_curve_order(points, par);
         let n = sorted.len();
-        let limit = opts.max_distance;
         // The search keeps each point's segment (and runner-up bound), in a
         // buffer that stays in cache; those go back into input order, and
         // the answers are made there, in order. (Whole answers kept in
@@ -313,29 +324,7 @@ impl<const D: usize> Index<D> {
         give_back(ups);
         give_back(order);
         give_back(sorted);
-        let chosen = Chosen { index: self, points, slots: &in_order, runner_up: &ups_in_order, limit, map };
-        // (Room for n more was made by the caller.)
-        let before = found.len();
-        if par {
-            let spare = &mut found.spare_capacity_mut()[..n];
-            spare.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
-                let (start, len) = (c * CHUNK, out.len());
-                let mut out = Stream::new(out, stream);
-                Resolver::default().resolve(&chosen, start..start + len, |x| out.push(x));
-                // (An answer for every position: the resolver makes one a
-                // point.)
-                assert_eq!(out.finish(), len, "an answer for every point");
-            });
-        } else {
-            let mut out = Stream::new(&mut found.spare_capacity_mut()[..n], stream);
-            Resolver::default().resolve(&chosen, 0..n, |x| out.push(x));
-            assert_eq!(out.finish(), n, "an answer for every point");
-        }
-        // SAFETY: the first n of the spare room were written whole just
-        // above (else an assertion panicked, and this is not reached).
-        unsafe { found.set_len(before + n) };
-        give_back(in_order);
-        give_back(ups_in_order);
+        (in_order, ups_in_order)
     }
 
     /// The `k` nearest segments to every point (each list nearest first,
@@ -598,80 +587,6 @@ impl<const D: usize> Index<D> {
         }
         give_back(keyed);
         order
-    }
-}
-
-/// The answers of a batch search ([`Index::nearest_many_map`]), in input
-/// order.
-///
-/// ```
-/// use segdist_index::{Index, QueryOptions};
-///
-/// let index = Index::<2>::from_segments(&[[[0.0, 0.0], [10.0, 0.0]]])?;
-/// let answers = index.nearest_many_map(&[[3.0, 2.0]], &QueryOptions::default(), |hit| hit.distance);
-/// assert_eq!(answers.get(0), Some(Some(2.0)));
-/// assert_eq!(answers.get(1), None); // no second point
-/// assert_eq!(answers.into_vec(), [Some(2.0)]);
-/// # Ok::<(), segdist_index::BuildError>(())
-/// ```
-#[derive(Clone, Debug)]
-pub struct Answers<R> {
-    found: Vec<Option<R>>,
-}
-
-impl<R: Copy> Answers<R> {
-    /// The number of points asked about.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.found.len()
-    }
-
-    /// Whether no point was asked about.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.found.is_empty()
-    }
-
-    /// The answer for input point `i` (`Some(None)`: nothing found for it;
-    /// `None`: there is no point `i`).
-    #[must_use]
-    pub fn get(&self, i: usize) -> Option<Option<R>> {
-        self.found.get(i).copied()
-    }
-
-    /// Every answer, in input order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = Option<R>> + '_ {
-        self.found.iter().copied()
-    }
-
-    /// The answers for input points `range` (clamped to [`len`](Self::len)),
-    /// in order.
-    ///
-    /// ```
-    /// use segdist_index::{Index, QueryOptions};
-    ///
-    /// let index = Index::<2>::from_segments(&[[[0.0, 0.0], [10.0, 0.0]]])?;
-    /// let points = [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]];
-    /// let answers = index.nearest_many_map(&points, &QueryOptions::default(), |hit| hit.distance);
-    /// assert_eq!(answers.range(1..9).collect::<Vec<_>>(), [Some(2.0), Some(3.0)]);
-    /// # Ok::<(), segdist_index::BuildError>(())
-    /// ```
-    pub fn range(&self, range: std::ops::Range<usize>) -> impl ExactSizeIterator<Item = Option<R>> + '_ {
-        let end = range.end.min(self.len());
-        let start = range.start.min(end);
-        self.found[start..end].iter().copied()
-    }
-
-    /// Every answer in input order, copied.
-    #[must_use]
-    pub fn to_vec(&self) -> Vec<Option<R>> {
-        self.found.clone()
-    }
-
-    /// Every answer in input order, without a copy.
-    #[must_use]
-    pub fn into_vec(self) -> Vec<Option<R>> {
-        self.found
     }
 }
 

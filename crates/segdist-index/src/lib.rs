@@ -8,8 +8,9 @@
 //!   [`k_nearest`](Index::k_nearest), [`within`](Index::within) (a radius), and
 //!   [`nearest_many`](Index::nearest_many) for batches on all cores
 //!   ([`nearest_many_into`](Index::nearest_many_into) to stream chunks
-//!   through one buffer of answers, [`nearest_many_map`](Index::nearest_many_map)
-//!   to convert each answer on the search's threads).
+//!   through one buffer of answers, [`nearest_many_to`](Index::nearest_many_to)
+//!   to write each answer where the caller keeps it, a [`Sink`], on the
+//!   search's threads).
 //! - [`Polyline`]: linear referencing on one line: [`locate`](Polyline::locate)
 //!   a point as (segment, `t`, distance along, fraction), and the inverse,
 //!   [`point_at`](Polyline::point_at) a distance along it, in `O(log V)`.
@@ -58,11 +59,13 @@ mod index;
 #[doc(hidden)]
 pub mod mem;
 mod polyline;
+mod sink;
 
-pub use batch::{Answers, QueryOptions};
+pub use batch::QueryOptions;
 pub use build::{BuildError, IndexBuilder};
 pub use index::{Hit, Index, Index2, Index3};
 pub use polyline::{along, cumulative, cumulative_into, cumulative_lengths, fraction, Location, Polyline};
+pub use sink::Sink;
 
 // The README's Rust examples (segdist's and the index's) run as doc tests
 // here, so they cannot go stale.

@@ -286,8 +286,9 @@ fn bad_query_arguments_find_nothing() {
     let opts = QueryOptions::default();
     let mut pts: Vec<[f64; 2]> = (0..100).map(|i| [0.01 * f64::from(i), 0.5]).collect();
     pts.extend([[f64::NAN, 0.0], [0.0, f64::INFINITY], [0.5, 0.0], [0.5, 1e-300]]);
-    let none = index.nearest_many_map(&[], &opts, |h| h.feature);
-    assert!(none.is_empty() && none.get(0).is_none() && none.to_vec().is_empty());
+    let mut none: Vec<Option<segdist_index::Hit<2>>> = Vec::new();
+    index.nearest_many_to(&[], &opts, Answers(&mut none[..]));
+    index.nearest_many_to(&pts, &opts, Answers(&mut none[..]));
     for radius in [-1.0, f64::NAN, 0.0, 0.3, f64::INFINITY] {
         let want: Vec<Vec<_>> = pts.iter().map(|p| index.within(*p, radius).iter().map(bits).collect()).collect();
         let got: Vec<Vec<_>> =

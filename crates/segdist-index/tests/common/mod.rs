@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use segdist::Segment;
-use segdist_index::{Hit, Index, IndexBuilder, QueryOptions};
+use segdist_index::{Hit, Index, IndexBuilder, QueryOptions, Sink};
 
 /// Features → parts → vertices.
 pub type Features<const D: usize> = Vec<Vec<Vec<[f64; D]>>>;
@@ -40,6 +40,23 @@ pub fn all_hits<const D: usize>(features: &Features<D>, p: [f64; D]) -> Vec<Hit<
     // Stable: equal distances keep id order.
     hits.sort_by(|x, y| x.distance.total_cmp(&y.distance));
     hits
+}
+
+/// Whole answers put into a slice: [`Index::nearest_many_to`]'s sink at
+/// its plainest.
+pub struct Answers<'a, const D: usize>(pub &'a mut [Option<Hit<D>>]);
+
+impl<const D: usize> Sink<D> for Answers<'_, D> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (a, b) = self.0.split_at_mut(mid);
+        (Answers(a), Answers(b))
+    }
+    fn put(&mut self, i: usize, hit: Option<Hit<D>>) {
+        self.0[i] = hit;
+    }
 }
 
 pub fn bits<const D: usize>(h: &Hit<D>) -> (usize, usize, usize, u64, [u64; D], u64, u64) {
@@ -105,14 +122,10 @@ pub fn check<const D: usize>(features: &Features<D>, queries: &[[f64; D]], radiu
         }
         let batch = index.nearest_many(queries, &opts);
         assert_eq!(batch.len(), queries.len());
-        // The mapped answers are nearest_many's, in the same order.
-        let mapped = index.nearest_many_map(queries, &opts, |h| bits(&h));
-        assert_eq!(mapped.len(), queries.len());
-        assert_eq!(mapped.iter().collect::<Vec<_>>(), batch.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>());
-        assert_eq!(mapped.to_vec(), mapped.iter().collect::<Vec<_>>());
-        assert_eq!(mapped.get(queries.len()), None);
-        let mid = queries.len() / 3..queries.len() / 2;
-        assert_eq!(mapped.range(mid.clone()).collect::<Vec<_>>(), mapped.iter().collect::<Vec<_>>()[mid]);
+        // Answers put into a sink are nearest_many's, in the same order.
+        let mut put = vec![None; queries.len()];
+        index.nearest_many_to(queries, &opts, Answers(&mut put));
+        assert_eq!(put, batch, "nearest_many_to");
         for ((b, s), p) in batch.iter().zip(&singles).zip(queries) {
             same(&b.iter().copied().collect::<Vec<_>>(), &s.iter().copied().collect::<Vec<_>>(), "nearest_many", *p);
         }
