@@ -72,6 +72,41 @@ def test_equals_geopandas(how, max_distance):
     np.testing.assert_allclose(got["d"].to_numpy(), theirs["d"].to_numpy(), rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("how", ["inner", "left"])
+def test_columns_of_every_kind_taken_as_geopandas(how):
+    # Enough points that Arrow and object columns are taken in two halves
+    # on two threads; categorical, object, nullable and a second geometry.
+    fixes, lines = roads_and_fixes(n_pts=9001)
+    lines["kind"] = pd.Categorical(np.where(lines["road"] % 3 == 0, "main", "side"))
+    lines["tags"] = pd.Series([{"i": i} if i % 7 else None for i in range(len(lines))], index=lines.index, dtype=object)
+    lines["lanes"] = pd.array([i % 4 if i % 5 else None for i in range(len(lines))], dtype="Int64")
+    lines["mid"] = lines.geometry.centroid
+    ours = segdist.sjoin_nearest(fixes, lines, how=how, max_distance=10.0, distance_col="d")
+    theirs = unique_rows(gpd.sjoin_nearest(fixes, lines, how=how, max_distance=10.0, distance_col="d"))
+    got = ours.loc[theirs.index]
+    if how == "left":
+        assert got["index_right"].isna().any()
+    for c in ["road", "name_right", "kind", "tags", "lanes"]:
+        pd.testing.assert_series_equal(got[c], theirs[c])
+    assert got["mid"].equals(theirs["mid"])
+
+
+def test_types_are_read_from_classes_as_geos_gives_them():
+    geoms = np.array(
+        [None, shapely.Point(1, 2), shapely.Point(), shapely.LineString([(0, 0), (1, 1)]), shapely.LineString(),
+         shapely.LinearRing([(0, 0), (1, 0), (1, 1)]), shapely.box(0, 0, 1, 1), shapely.MultiPoint([(0, 0)]),
+         shapely.MultiLineString([[(0, 0), (1, 1)]]), shapely.MultiPolygon([shapely.box(0, 0, 1, 1)]),
+         shapely.GeometryCollection([shapely.Point(0, 0)])] * 3,
+        dtype=object,
+    )
+    ids = segdist._common.type_ids(geoms)
+    np.testing.assert_array_equal(ids, shapely.get_type_id(geoms))
+    assert ids.tolist()[:11] == [-1, 0, 0, 1, 1, 2, 3, 4, 5, 6, 7]
+    # What is not a geometry is GEOS's to refuse, as before.
+    with pytest.raises(TypeError):
+        segdist._common.type_ids(np.array([shapely.Point(0, 0), 42], dtype=object))
+
+
 def test_every_number_is_segdists_own():
     fixes, lines = roads_and_fixes()
     j = segdist.sjoin_nearest(fixes, lines, distance_col="distance")
