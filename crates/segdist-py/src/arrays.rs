@@ -74,3 +74,14 @@ pub fn class_codes<'py>(
         .collect();
     PyArray1::from_vec(py, codes)
 }
+
+/// Whether two 1-D object arrays hold the same objects (the very same, not
+/// equal ones) in the same order: how `sjoin_nearest` sees that the lines
+/// it kept an index of are unchanged (shapely's geometries are immutable,
+/// and the kept array holds its objects alive, so an address is never
+/// reused by another geometry meanwhile).
+#[pyfunction]
+pub fn same_objects<'py>(a: PyReadonlyArray1<'py, Py<PyAny>>, b: PyReadonlyArray1<'py, Py<PyAny>>) -> bool {
+    let (a, b) = (a.as_array(), b.as_array());
+    a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.as_ptr() == y.as_ptr())
+}

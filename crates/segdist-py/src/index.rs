@@ -78,6 +78,19 @@ impl<const D: usize> Features<D> {
                         let first = part_start[feature_part[features.start]];
                         let mut cum = Vec::with_capacity(part_start[feature_part[features.end]] - first);
                         for f in feature_part[features.start..=features.end].windows(2) {
+                            // A feature of one segment: 0 and its length,
+                            // what the sum below gives (for a finite
+                            // length), without it (a sixth of the build's
+                            // time, 100,000 such features).
+                            let first_vertex = part_start[f[0]];
+                            if f[1] == f[0] + 1 && part_start[f[1]] - first_vertex == 2 {
+                                let (a, b) = (vertices[first_vertex], vertices[first_vertex + 1]);
+                                let length = segdist::Segment::new(a, a).distance(b);
+                                if length.is_finite() {
+                                    cum.extend([0.0, length]);
+                                    continue;
+                                }
+                            }
                             // One compensated running sum over the
                             // feature's segments; a part's first vertex
                             // repeats the previous part's last value.

@@ -33,6 +33,7 @@ fn _segdist(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(geo::geodesic, m)?)?;
     m.add_class::<geo::GeoIndex>()?;
     m.add_function(wrap_pyfunction!(arrays::class_codes, m)?)?;
+    m.add_function(wrap_pyfunction!(arrays::same_objects, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -61,6 +61,10 @@ def test_along_a_one_segment_feature_is_t_times_its_length():
     index = segdist.SegmentIndex.from_segments(a, b)
     p = a + (b - a) * r.uniform(-0.3, 1.3, (300, 1)) + r.normal(0, 1e-3, (300, 2))
     hit = index.nearest(p)
+    # The lengths (summed without the running sum for such features) are
+    # the kernel's distance from one end to the other, as for any line.
+    assert np.array_equal(bits(index.lengths()), bits(segdist.distance(a, a, b)))
+    assert np.array_equal(bits(index.lengths()), bits([segdist.Polyline([x, y]).length for x, y in zip(a, b)]))
     length = index.lengths()[hit.feature]
     want = np.where(hit.t == 0, 0.0, np.where(hit.t == 1, length, np.minimum(hit.t * length, length)))
     assert (hit.t == 0).any() and (hit.t == 1).any() and ((hit.t > 0) & (hit.t < 1)).any()

@@ -91,6 +91,42 @@ def test_columns_of_every_kind_taken_as_geopandas(how):
     assert got["mid"].equals(theirs["mid"])
 
 
+def test_the_lines_index_is_kept_with_them_until_they_change():
+    import gc
+
+    fixes, lines = roads_and_fixes(n_pts=300)
+    # (Within longitude/latitude's range, for the geodesic join below.)
+    fixes = fixes.set_geometry(fixes.geometry.scale(0.05, 0.05, origin=(0, 0)))
+    lines = lines.set_geometry(lines.geometry.scale(0.05, 0.05, origin=(0, 0)))
+    kept = segdist._join._KEPT
+    first = segdist.sjoin_nearest(fixes, lines, distance_col="d")
+    key = (id(lines.geometry.array), False)
+    assert key in kept
+    index = kept[key].index
+    again = segdist.sjoin_nearest(fixes, lines, distance_col="d")
+    assert kept[key].index is index  # used again, not built again
+    pd.testing.assert_frame_equal(again, first)
+    # Geodesic on the same lines: an index of its own.
+    segdist.sjoin_nearest(fixes, lines, geographic=True)
+    assert (id(lines.geometry.array), True) in kept and kept[key].index is index
+    # A line moved (in place, as geopandas' own sindex sees it): the index
+    # is built again, and the answers are the new line's.
+    far = fixes.geometry.iloc[0]
+    lines.loc[lines.index[3], "geometry"] = shapely.LineString([(far.x - 1, far.y), (far.x + 1, far.y)])
+    moved = segdist.sjoin_nearest(fixes, lines, distance_col="d")
+    assert kept[(id(lines.geometry.array), False)].index is not index
+    assert moved["index_right"].iloc[0] == lines.index[3] and moved["d"].iloc[0] == 0.0
+    np.testing.assert_array_equal(
+        moved["index_right"].to_numpy(),
+        segdist.sjoin_nearest(fixes, lines.copy(), distance_col="d")["index_right"].to_numpy(),
+    )
+    # The kept index goes with its lines.
+    before = len(kept)
+    del lines, first, again, moved
+    gc.collect()
+    assert len(kept) == before - 2
+
+
 def test_types_are_read_from_classes_as_geos_gives_them():
     geoms = np.array(
         [None, shapely.Point(1, 2), shapely.Point(), shapely.LineString([(0, 0), (1, 1)]), shapely.LineString(),

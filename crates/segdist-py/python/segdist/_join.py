@@ -8,7 +8,8 @@ assembles it: the points' columns, ``index_right``, the lines' columns.
 
 from __future__ import annotations
 
-from typing import Optional
+import weakref
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -39,31 +40,63 @@ def _is_wgs84(crs) -> bool:
     return crs.to_epsg() == 4326 or crs.equals("OGC:CRS84")
 
 
-def _points(pts):
-    """The ``(N, 2)`` coordinates of Points, and which of them are an
-    answer: missing and empty points, and points with a NaN or infinite
-    coordinate, are not (their rows are NaN). Other geometries raise
-    ``TypeError``."""
-    import shapely
+class _Points:
+    """The ``(N, 2)`` coordinates of Points read out of shapely: ``x`` and
+    ``y`` are two jobs, begun on a thread of its own (shapely lets go of
+    the GIL) while the caller reads and indexes the lines; :meth:`result`
+    takes on the job left, if any (when the lines' index was kept, the
+    caller has nothing else to do), and returns ``(xy, valid)``."""
 
-    xy = np.empty((len(pts), 2))
-    try:
-        # NaN for whatever is not a point: checked below, only where NaN.
-        shapely.get_x(pts, out=xy[:, 0])
-        shapely.get_y(pts, out=xy[:, 1])
-    except shapely.errors.GEOSException:  # an empty point
-        empty = shapely.is_empty(pts)
-        xy[empty] = np.nan
-        xy[~empty, 0], xy[~empty, 1] = shapely.get_x(pts[~empty]), shapely.get_y(pts[~empty])
-    # (Column by column: `isfinite(xy).all(axis=1)` took 2 ms of a 200k join.)
-    valid = np.isfinite(xy[:, 0]) & np.isfinite(xy[:, 1])
-    if not valid.all():
-        odd = np.flatnonzero(~valid)
-        kinds = shapely.get_type_id(pts[odd])
-        if not np.isin(kinds, [-1, 0]).all():
-            i = int(odd[np.flatnonzero(~np.isin(kinds, [-1, 0]))[0]])
-            raise TypeError(f"left geometry {i} is a {pts[i].geom_type}: sjoin_nearest joins Points")
-    return xy, valid
+    def __init__(self, pts):
+        import threading
+
+        self.pts, self.xy = pts, np.empty((len(pts), 2))
+        self._jobs, self._lock = [1, 0], threading.Lock()
+        self._helper = Background(self._work, thread=len(pts) >= THREAD_MIN)
+
+    def _work(self):
+        import shapely
+
+        read = (shapely.get_x, shapely.get_y)
+        while True:
+            with self._lock:
+                if not self._jobs:
+                    return
+                axis = self._jobs.pop()
+            read[axis](self.pts, out=self.xy[:, axis])
+
+    def wait(self):
+        """Waits for the helper's job (so that nothing is left running)."""
+        self._helper.wait()
+
+    def result(self):
+        """``(xy, valid)``: valid means a finite point (missing and empty
+        points, and points with a NaN or infinite coordinate, are not; their
+        rows are NaN). Other geometries raise ``TypeError``."""
+        import shapely
+
+        pts, xy = self.pts, self.xy
+        try:
+            try:
+                self._work()
+            finally:
+                self._helper.wait()
+            self._helper.result()
+        except shapely.errors.GEOSException:  # an empty point
+            empty = shapely.is_empty(pts)
+            xy[empty] = np.nan
+            xy[~empty, 0], xy[~empty, 1] = shapely.get_x(pts[~empty]), shapely.get_y(pts[~empty])
+        # (NaN for whatever is not a point: checked here, only where NaN.
+        # Column by column: `isfinite(xy).all(axis=1)` took 2 ms of a 200k
+        # join.)
+        valid = np.isfinite(xy[:, 0]) & np.isfinite(xy[:, 1])
+        if not valid.all():
+            odd = np.flatnonzero(~valid)
+            kinds = shapely.get_type_id(pts[odd])
+            if not np.isin(kinds, [-1, 0]).all():
+                i = int(odd[np.flatnonzero(~np.isin(kinds, [-1, 0]))[0]])
+                raise TypeError(f"left geometry {i} is a {pts[i].geom_type}: sjoin_nearest joins Points")
+        return xy, valid
 
 
 def _take(arr, f, fill: bool):
@@ -79,6 +112,47 @@ def _take(arr, f, fill: bool):
     tail = Background(lambda: arr.take(f[h:], allow_fill=fill))
     head = arr.take(f[:h], allow_fill=fill)
     return lambda: type(arr)._concat_same_type([head, tail.result()])
+
+
+class _Kept(NamedTuple):
+    """An index kept with the lines it was built from (see
+    :func:`_lines_index`)."""
+
+    lines: "weakref.ref"
+    geometries: np.ndarray
+    index: object
+
+
+#: Indexes kept with their lines' geometry arrays: ``(id(array),
+#: geographic)`` to :class:`_Kept`; an entry goes when its array does.
+_KEPT: dict = {}
+
+
+def _lines_index(array, geographic: bool):
+    """The index of ``array``'s lines (a GeoSeries' GeometryArray, or any
+    array of shapely lines): kept with the array, as GeoPandas keeps its
+    spatial index (``sindex``) with it, so that joins against the same
+    lines read and index them once. The kept index is used only while the
+    array holds the very geometries it was built from (shapely's geometries
+    are immutable; one set or replaced is another object): else it is
+    built again."""
+    from . import GeoIndex, SegmentIndex
+    from ._segdist import same_objects
+
+    geoms = object_array(array)
+    key = (id(array), bool(geographic))
+    kept = _KEPT.get(key)
+    if kept is not None and kept.lines() is array and same_objects(kept.geometries, geoms):
+        return kept.index
+    layout = shapely_lines(geoms, allow_z=False)
+    index = (GeoIndex if geographic else SegmentIndex).from_multi_polylines(*layout)
+    try:
+        ref = weakref.ref(array, lambda _, key=key: _KEPT.pop(key, None))
+    except TypeError:  # (a list, say: nothing to keep the index with)
+        return index
+    # (A copy: the array's own objects may be replaced in place.)
+    _KEPT[key] = _Kept(ref, geoms.copy(), index)
+    return index
 
 
 def sjoin_nearest(
@@ -118,6 +192,11 @@ def sjoin_nearest(
     reproject with ``to_crs(4326)`` first. The two frames' CRSs must be
     equal.
 
+    The lines' index is kept with their geometry array, as GeoPandas keeps
+    its spatial index (``sindex``), so that later joins against the same
+    lines skip reading and indexing them; it is built again when the lines
+    change (a geometry set or replaced) and goes when they do.
+
     Differences from GeoPandas: one row per point, so of lines at exactly
     the same distance the first (lowest position in ``right``) is taken,
     where GeoPandas returns them all; z is ignored; ``how="right"`` and
@@ -150,17 +229,14 @@ def sjoin_nearest(
 
     # The points are read out of shapely on a thread of their own (shapely
     # lets go of the GIL there) while the lines' vertices are read and the
-    # index is built here. (The other way round, the index built on a
-    # thread while the points are read here, took 35 ms against 28 for
-    # 200k points and 100k segments, medians of 40 alternating calls.)
-    from . import GeoIndex, SegmentIndex
-
+    # index is built here, unless it is kept from a join before. (The other
+    # way round, the index built on a thread while the points are read
+    # here, took 35 ms against 28 for 200k points and 100k segments, medians
+    # of 40 alternating calls.)
     pts = object_array(lf.geometry.array)
-    reading = Background(_points, pts, thread=len(pts) >= THREAD_MIN)
+    reading = _Points(pts)
     try:
-        layout = shapely_lines(object_array(rf.geometry.array), allow_z=False)
-        build = GeoIndex.from_multi_polylines if geographic else SegmentIndex.from_multi_polylines
-        index = build(*layout)
+        index = _lines_index(rf.geometry.array, geographic)
     except BaseException:
         reading.wait()  # (nothing left running; the lines' error is raised)
         raise
