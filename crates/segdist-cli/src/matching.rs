@@ -221,19 +221,22 @@ pub fn run(args: &MatchArgs) -> Result<()> {
     // Three stages at once: a thread reads the next batch while this one
     // matches the current one on all cores (each trace's rows and paths
     // formatted beside its match) and another writes the batch before.
+    // (The reader is not scoped: on an error found here, the command must
+    // not wait for it, blocked as it may be on an endless standard input.
+    // It stops at its next batch, or with the process.)
+    let (batches, read) = std::sync::mpsc::sync_channel::<Result<Batch>>(1);
+    let reader = std::thread::spawn(move || loop {
+        let mut batch = Vec::new();
+        let r = traces.next_batch(&mut batch).map(|done| (batch, traces.position(), done));
+        let (stop, item) = match r {
+            Ok((batch, at, done)) => (done, Ok((batch, at))),
+            Err(e) => (true, Err(e)),
+        };
+        if batches.send(item).is_err() || stop {
+            return;
+        }
+    });
     std::thread::scope(|scope| -> Result<()> {
-        let (batches, read) = std::sync::mpsc::sync_channel::<Result<Batch>>(1);
-        let reader = scope.spawn(move || loop {
-            let mut batch = Vec::new();
-            let r = traces.next_batch(&mut batch).map(|done| (batch, traces.position(), done));
-            let (stop, item) = match r {
-                Ok((batch, at, done)) => (done, Ok((batch, at))),
-                Err(e) => (true, Err(e)),
-            };
-            if batches.send(item).is_err() || stop {
-                return;
-            }
-        });
         let (written, write) = std::sync::mpsc::sync_channel::<Written>(1);
         let pb_w = pb.clone();
         let writer = scope.spawn(move || -> Result<(Output, Option<Output>)> {

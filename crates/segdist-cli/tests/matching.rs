@@ -277,3 +277,52 @@ fn match_joins_lines_by_node_id_columns() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// An error found while matching stops the command at once, though its
+/// standard input is still open (the reading thread, waiting there for
+/// the next batch, is not waited for): exit 2, the error named.
+#[test]
+fn an_error_does_not_wait_for_an_endless_standard_input() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    grid(dir.path());
+    // A first batch (65,536 fixes and more) whose first trace goes back in
+    // time; then the input stays open.
+    let mut csv = String::from("trace,time,x,y\na,5,10,0\na,4,20,0\n");
+    for i in 0..70_000 {
+        let _ = writeln!(csv, "t{i},0,{},{}", 5 + i % 590, 3 + (i / 590) % 590);
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_segdist"))
+        .current_dir(dir.path())
+        .args(["match", "--points", "-", "--points-format", "csv", "--lines", "roads.csv", "--quiet"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // (A write may fail once the command has stopped: its error says why.)
+    let _ = stdin.write_all(csv.as_bytes()).and_then(|()| stdin.flush());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(stdin);
+    let Some(status) = status else {
+        child.kill().unwrap();
+        panic!("segdist match still waits on its input two minutes after the error");
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(err.contains("line 3: the time goes back from the fix before (trace \"a\")"), "{err}");
+}
