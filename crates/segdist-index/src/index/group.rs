@@ -668,11 +668,29 @@ pub(super) fn kth_least<const D: usize>(g: &Group<D>, k: usize, below: f64, leas
     least.clear();
     let mut kth = below;
     for (i, d2) in g.d2.iter().enumerate() {
-        for (c, &d2) in d2.iter().enumerate() {
+        // The chunk's lanes below the k-th so far, a bit each: most chunks
+        // have none (a lane is checked again as the k-th falls).
+        let mut mask = 0u32;
+        for c in 0..B {
+            mask |= u32::from(d2[c] < kth) << c;
+        }
+        while mask != 0 {
+            let c = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let d2 = d2[c];
             if d2 < kth && i * B + c < g.count {
-                let at = least.partition_point(|&u| u <= d2);
-                least.insert(at, d2);
-                least.truncate(k);
+                // Into the sorted list, after equal values: in place of the
+                // largest when the list is full (`d2` is below it), moved
+                // down past the larger ones.
+                if least.len() < k {
+                    least.push(d2);
+                }
+                let mut at = least.len() - 1;
+                while at > 0 && least[at - 1] > d2 {
+                    least[at] = least[at - 1];
+                    at -= 1;
+                }
+                least[at] = d2;
                 if least.len() == k {
                     kth = least[k - 1];
                 }
