@@ -209,10 +209,17 @@ impl<const D: usize> IndexBuilder<D> {
             let g = f.vertex as usize;
             Seg { a: vertices[g], b: vertices[g + 1], feature: f.feature, local: f.local }
         };
-        let segs: Vec<Seg<D>> =
-            if par { keys.par_iter().with_min_len(1 << 12).map(seg).collect() } else { keys.iter().map(seg).collect() };
+        // The index's arrays are read at random by queries: in huge pages
+        // where the system allows (see `mem`), a query's reads miss the TLB
+        // far less.
+        let mut segs: Vec<Seg<D>> = crate::mem::big_vec(n);
+        if par {
+            segs.par_extend(keys.par_iter().with_min_len(1 << 12).map(seg));
+        } else {
+            segs.extend(keys.iter().map(seg));
+        }
         drop((keys, from, vertices));
-        let mut leaves = vec![Block::<D>::ZERO; n.div_ceil(B)];
+        let mut leaves = crate::mem::big_vec_of(Block::<D>::ZERO, n.div_ceil(B));
         let fill = |(leaf, segs): (&mut Block<D>, &[Seg<D>])| {
             for (i, s) in segs.iter().enumerate() {
                 for k in 0..D {

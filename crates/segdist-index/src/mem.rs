@@ -7,6 +7,12 @@
 //! `MADV_HUGEPAGE` by 2 MB pages where it can; the allocator's own
 //! behaviour is left alone otherwise, and an error just means 4 KB pages.
 //!
+//! The index's own arrays (its leaves, their `1/|b − a|²`, the levels of
+//! boxes, the segments' records) are advised too: every query reads them
+//! at random, and in 4 KB pages a query over 10 million segments missed
+//! the TLB on nearly every node (one query at a time: 5.5–6.0 → 4.4–4.7
+//! µs).
+//!
 //! A batch's internal buffers (not the answers it returns) are given back
 //! to their thread when it ends and taken again by the thread's next
 //! batch: up to 256 MB a thread stay allocated between calls.

@@ -28,6 +28,7 @@ use crate::hilbert::Curve;
 
 mod answer;
 mod group;
+mod lanes;
 mod scratch;
 mod simd;
 mod single;
@@ -40,6 +41,8 @@ pub(crate) use {answer::*, group::*, scratch::*, simd::*, single::*};
 /// Segments per leaf and children per node. Eight `f64` lanes fill one
 /// AVX-512 register or two AVX2 ones.
 pub(crate) const B: usize = 8;
+/// All `B` lanes, a bit each.
+const FULL: u32 = (1 << B) - 1;
 
 /// Unit roundoff of `f64`.
 const U: f64 = f64::EPSILON / 2.0;
@@ -239,7 +242,7 @@ pub(crate) struct Level<const D: usize> {
 impl<const D: usize> Level<D> {
     /// Room for `len` boxes, all empty.
     pub(crate) fn empty(len: usize) -> Self {
-        Level { blocks: vec![Block::EMPTY; len.div_ceil(B)] }
+        Level { blocks: crate::mem::big_vec_of(Block::EMPTY, len.div_ceil(B)) }
     }
 
     pub(crate) fn lo(&self, k: usize, j: usize) -> f64 {
@@ -315,12 +318,14 @@ impl<const D: usize> Index<D> {
                 inv_length2(&a, &b)
             })
         };
-        let inv = if par {
+        let mut inv_column = crate::mem::big_vec(leaves.len());
+        if par {
             use rayon::prelude::*;
-            leaves.par_iter().with_min_len(1 << 10).map(inv).collect()
+            inv_column.par_extend(leaves.par_iter().with_min_len(1 << 10).map(inv));
         } else {
-            leaves.iter().map(inv).collect()
-        };
+            inv_column.extend(leaves.iter().map(inv));
+        }
+        let inv = inv_column;
         Index { leaves, inv, levels, segs, topology, curve }
     }
 

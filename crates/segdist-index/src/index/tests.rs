@@ -205,3 +205,108 @@ fn every_form_of_the_group_sift_keeps_the_nearest_segment() {
     }
     assert!(alone > 300, "the one-survivor case was met only {alone} times");
 }
+
+/// The lanes' two forms (`lanes`: portable and AVX2) give the same bits:
+/// box distances, the leaf's bounds, masks and least, over magnitudes
+/// from underflow to overflow, padding boxes and lanes, zero-length
+/// segments and bounds that do not hold (overflow) included.
+#[test]
+fn both_forms_of_the_lanes_agree() {
+    #[cfg(target_arch = "x86_64")]
+    if !std::is_x86_feature_detected!("avx2") {
+        return;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    return;
+    fn check<const D: usize>(r: &mut rand_chacha::ChaCha8Rng) -> usize {
+        let scale = 10f64.powf(r.gen_range(-300.0..300.0));
+        let coordinate = |r: &mut rand_chacha::ChaCha8Rng| (r.gen::<f64>() - 0.5) * scale;
+        let (mut boxes, mut leaf) = (Block::<D>::EMPTY, Block::<D>::ZERO);
+        let real = r.gen_range(1..=B);
+        for c in 0..real {
+            for k in 0..D {
+                let (x, y) = (coordinate(r), coordinate(r));
+                (boxes.lo[k][c], boxes.hi[k][c]) = (x.min(y), x.max(y));
+                // One lane in four a point (zero length).
+                (leaf.lo[k][c], leaf.hi[k][c]) = (x, if c % 4 == 3 { x } else { y });
+            }
+        }
+        let inv: [f64; B] = std::array::from_fn(|c| {
+            let a = std::array::from_fn(|k| leaf.lo[k][c]);
+            let b = std::array::from_fn(|k| leaf.hi[k][c]);
+            inv_length2::<D>(&a, &b)
+        });
+        let p: [f64; D] = std::array::from_fn(|_| coordinate(r));
+        let mp = p.iter().fold(0.0f64, |m, c| m.max(c.abs()));
+        let bits = |x: [f64; B]| x.map(f64::to_bits);
+        let (d2, d2v) = (lanes::box_d2::<D, false>(&boxes, &p), lanes::box_d2::<D, true>(&boxes, &p));
+        assert_eq!(bits(d2), bits(d2v), "{boxes:?} {p:?}");
+        let ((lo, up), (lov, upv)) =
+            (lanes::leaf_bounds::<D, false>(&leaf, &inv, &p, mp), lanes::leaf_bounds::<D, true>(&leaf, &inv, &p, mp));
+        assert_eq!((bits(lo), bits(up)), (bits(lov), bits(upv)), "{leaf:?} {p:?}");
+        for x in [d2, lo, up] {
+            let y = x[r.gen_range(0..B)] * r.gen_range(0.5..2.0);
+            assert_eq!(lanes::at_most::<false>(&x, 1.0 - SLACK, y), lanes::at_most::<true>(&x, 1.0 - SLACK, y));
+            assert_eq!(lanes::below::<false>(&x, y), lanes::below::<true>(&x, y));
+            assert_eq!(lanes::least::<false>(&x).to_bits(), lanes::least::<true>(&x).to_bits());
+        }
+        up.iter().filter(|u| u.is_infinite()).count()
+    }
+    let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(27);
+    let mut untrusted = 0;
+    for _ in 0..20_000 {
+        untrusted += check::<2>(&mut r) + check::<3>(&mut r);
+    }
+    // Both the trusted and the overflowing lanes were seen.
+    assert!(untrusted > 1000 && untrusted < 200_000, "{untrusted}");
+}
+
+/// One query at a time through each form of the walk (the default
+/// build's and AVX2's, where the CPU has it) gives brute force's nearest,
+/// k nearest and radius answers: same segments, same bits, ties to the
+/// lowest id (duplicates and a coarse grid make exact ties).
+#[test]
+fn single_queries_in_both_forms_match_brute_force() {
+    let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(28);
+    let mut segments = Vec::new();
+    for _ in 0..3000 {
+        let a = [f64::from(r.gen_range(0..200u8)), f64::from(r.gen_range(0..200u8))];
+        let b = [a[0] + f64::from(r.gen_range(0..6u8)), a[1] + f64::from(r.gen_range(0..6u8))];
+        segments.push([a, b]);
+        if r.gen_range(0..10) == 0 {
+            segments.push([a, b]);
+        }
+    }
+    let index = Index::<2>::from_segments(&segments).expect("finite");
+    #[cfg(target_arch = "x86_64")]
+    let forms: &[bool] = if std::is_x86_feature_detected!("avx2") { &[false, true] } else { &[false] };
+    #[cfg(not(target_arch = "x86_64"))]
+    let forms: &[bool] = &[false];
+    let mut s = Scratch::default();
+    for _ in 0..500 {
+        let p = [r.gen_range(-10.0..210.0), r.gen_range(-10.0..210.0)];
+        let mut all: Vec<Found<2>> = (0..index.segs.len() as u32).map(|slot| index.evaluate(&p, slot)).collect();
+        all.sort_by(|x, y| x.proj.distance.total_cmp(&y.proj.distance).then(x.id.cmp(&y.id)));
+        let key = |f: &Found<2>| (f.id, f.proj.distance.to_bits(), f.proj.t.to_bits());
+        for &avx2 in forms {
+            let walk = |want, limit, s: &mut Scratch| {
+                if avx2 {
+                    index.walk::<true>(&p, want, limit, None, s)
+                } else {
+                    index.walk::<false>(&p, want, limit, None, s)
+                }
+            };
+            let st = walk(Want::Nearest(1), f64::INFINITY, &mut s).expect("a finite point");
+            let best = index.pick(&p, &st, f64::INFINITY, &mut s).expect("segments");
+            assert_eq!(key(&best), key(&all[0]), "{p:?} avx2 {avx2}");
+            let st = walk(Want::Nearest(5), f64::INFINITY, &mut s).expect("a finite point");
+            let k: Vec<_> = index.rank(&p, Want::Nearest(5), f64::INFINITY, st.bound, &mut s).iter().map(key).collect();
+            assert_eq!(k, all[..5].iter().map(key).collect::<Vec<_>>(), "{p:?} avx2 {avx2}");
+            let radius = 3.0;
+            let st = walk(Want::All, radius, &mut s).expect("a finite point");
+            let near: Vec<_> = index.rank(&p, Want::All, radius, st.bound, &mut s).iter().map(key).collect();
+            let want: Vec<_> = all.iter().take_while(|f| f.proj.distance <= radius).map(key).collect();
+            assert_eq!(near, want, "{p:?} avx2 {avx2}");
+        }
+    }
+}
