@@ -206,6 +206,27 @@ fn batches_match_single_queries_over_several_chunks() {
     assert!(want.iter().any(Option::is_none) && want.iter().any(Option::is_some));
 }
 
+/// Ten segments to a point: neighbouring points lie too far apart for
+/// groups of several to share their candidates, so groups of 16 down to 2
+/// points fail, their points are searched alone and the groups shrink and
+/// grow again. Every point must still get the single query's answer, in
+/// its place.
+#[test]
+fn sparse_batches_whose_groups_fail_match_single_queries() {
+    let mut r = rng(27);
+    let features = uniform_segments::<2>(&mut r, 40_000, 0.63, 0.01);
+    let q: Vec<[f64; 2]> = (0..4000).map(|_| point(&mut r, 0.63)).collect();
+    let index = build(&features);
+    let want: Vec<Option<Hit<2>>> = q.iter().map(|&p| index.nearest(p)).collect();
+    for threads in [1, 2] {
+        let got = index.nearest_many(&q, &QueryOptions { threads, ..QueryOptions::default() });
+        assert_eq!(
+            got.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>(),
+            want.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>()
+        );
+    }
+}
+
 /// The last leaf's unused lanes hold padding segments at the origin: with
 /// the real segments away from it and the queries around it, a search that
 /// let one in would answer with a segment that does not exist.
