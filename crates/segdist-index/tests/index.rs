@@ -207,10 +207,9 @@ fn batches_match_single_queries_over_several_chunks() {
 }
 
 /// Ten segments to a point: neighbouring points lie too far apart for
-/// groups of several to share their candidates, so groups of 16 down to 2
-/// points fail, their points are searched alone and the groups shrink and
-/// grow again. Every point must still get the single query's answer, in
-/// its place.
+/// groups of several to share their candidates: groups fail, their points
+/// are searched alone, and the groups shrink and grow again. Every point
+/// must still get the single query's answer, in its place.
 #[test]
 fn sparse_batches_whose_groups_fail_match_single_queries() {
     let mut r = rng(27);
