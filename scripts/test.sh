@@ -12,9 +12,10 @@ cd "$(dirname "$0")/.."
 cargo test --workspace --exclude segdist-bench --locked
 # The collision layer with its glam and mint types, and its example run
 # short: a crowd in a maze, judged every frame (exits 1 on any overlap or
-# crossing).
+# crossing). The example is the one `cargo test` just built (the test
+# profile, optimised): a release build of it cost CI a minute more.
 cargo test -p segdist-collide --features glam,mint --locked --test interop
-cargo run --release --locked -p segdist-collide --example crowd -- --agents 2000 --frames 60 --size 60 --out target/crowd-test.svg
+"${CARGO_TARGET_DIR:-target}/debug/examples/crowd" --agents 2000 --frames 60 --size 60 --out target/crowd-test.svg
 # The index's optional geo-types conversions.
 cargo test -p segdist-index --features geo-types --locked --test geo_types
 cargo test -p segdist-index --features geo-types --locked --doc geo

@@ -266,10 +266,10 @@ impl WallSetBuilder {
                 }
             }
         }
-        if let Some(h) = self.cell {
-            if !(h.is_finite() && h > 0.0) {
-                return Err(BuildError::BadCellSize);
-            }
+        if let Some(h) = self.cell
+            && !(h.is_finite() && h > 0.0)
+        {
+            return Err(BuildError::BadCellSize);
         }
         let grid = Grid::new(&self.walls, self.cell);
         Ok(WallSet { walls: self.walls, grid })

@@ -15,7 +15,7 @@ fn rng(seed: u64) -> ChaCha8Rng {
 }
 
 fn point<const D: usize>(r: &mut ChaCha8Rng, scale: f64) -> [f64; D] {
-    std::array::from_fn(|_| r.gen::<f64>() * scale)
+    std::array::from_fn(|_| r.r#gen::<f64>() * scale)
 }
 
 /// Random segments of length up to `len` in a box of side `scale`.
@@ -23,7 +23,7 @@ fn uniform_segments<const D: usize>(r: &mut ChaCha8Rng, n: usize, scale: f64, le
     (0..n)
         .map(|_| {
             let a: [f64; D] = point(r, scale);
-            let b: [f64; D] = std::array::from_fn(|k| a[k] + (r.gen::<f64>() - 0.5) * len);
+            let b: [f64; D] = std::array::from_fn(|k| a[k] + (r.r#gen::<f64>() - 0.5) * len);
             vec![vec![a, b]]
         })
         .collect()
@@ -37,10 +37,10 @@ fn queries<const D: usize>(r: &mut ChaCha8Rng, features: &Features<D>, n: usize,
         let v = &f[r.gen_range(0..f.len())];
         let s = r.gen_range(0..v.len() - 1);
         let (a, b) = (v[s], v[s + 1]);
-        let t: f64 = r.gen();
+        let t: f64 = r.r#gen();
         q.push(match i % 4 {
             0 => point(r, scale),
-            1 => std::array::from_fn(|k| a[k] + t * (b[k] - a[k]) + (r.gen::<f64>() - 0.5) * scale * 1e-9),
+            1 => std::array::from_fn(|k| a[k] + t * (b[k] - a[k]) + (r.r#gen::<f64>() - 0.5) * scale * 1e-9),
             2 => a,
             _ => std::array::from_fn(|k| a[k] + t * (b[k] - a[k])),
         });
@@ -77,14 +77,14 @@ fn roads(r: &mut ChaCha8Rng) -> Features<2> {
             let mut v = if f % 5 == 0 {
                 junction
             } else {
-                [origin[0] + r.gen::<f64>() * 1000.0, origin[1] + r.gen::<f64>() * 1000.0]
+                [origin[0] + r.r#gen::<f64>() * 1000.0, origin[1] + r.r#gen::<f64>() * 1000.0]
             };
-            let mut heading: f64 = r.gen::<f64>() * std::f64::consts::TAU;
+            let mut heading: f64 = r.r#gen::<f64>() * std::f64::consts::TAU;
             let mut line = vec![v];
             let n = if f % 7 == 0 { 200 } else { r.gen_range(1..20) };
             for _ in 0..n {
-                heading += (r.gen::<f64>() - 0.5) * 0.8;
-                let step = if r.gen_bool(0.1) { 0.0 } else { r.gen::<f64>() * 15.0 };
+                heading += (r.r#gen::<f64>() - 0.5) * 0.8;
+                let step = if r.gen_bool(0.1) { 0.0 } else { r.r#gen::<f64>() * 15.0 };
                 v = [v[0] + step * heading.cos(), v[1] + step * heading.sin()];
                 line.push(v);
             }
@@ -102,7 +102,7 @@ fn road_network_matches_brute_force() {
     let mut q = queries(&mut r, &features, 400, 1.0);
     // Around the junction, where many segments are nearly equidistant.
     for _ in 0..100 {
-        q.push([385_500.0 + (r.gen::<f64>() - 0.5) * 1e-6, 6_672_500.0 + (r.gen::<f64>() - 0.5) * 1e-6]);
+        q.push([385_500.0 + (r.r#gen::<f64>() - 0.5) * 1e-6, 6_672_500.0 + (r.r#gen::<f64>() - 0.5) * 1e-6]);
     }
     for p in q.iter_mut().step_by(4) {
         p[0] = 385_000.0 + p[0] * 1000.0;
@@ -150,14 +150,14 @@ fn near_ties_at_utm_coordinates_match_brute_force() {
     let ulp = 1.0 / f64::from(1 << 30); // 2^-30 ≈ 0.93e-9, the ulp of 6.7e6
     let mut features: Features<2> = Vec::new();
     for i in 0..300 {
-        let x0 = o[0] + f64::from(i % 60) * 3.0 + r.gen::<f64>();
-        let len = 5.0 + r.gen::<f64>() * 20.0;
+        let x0 = o[0] + f64::from(i % 60) * 3.0 + r.r#gen::<f64>();
+        let len = 5.0 + r.r#gen::<f64>() * 20.0;
         let y0 = o[1] + f64::from(r.gen_range(-4i32..=4)) * ulp;
         let y1 = o[1] + f64::from(r.gen_range(-4i32..=4)) * ulp;
         features.push(vec![vec![[x0, y0], [x0 + len, y1]]]);
     }
     let q: Vec<[f64; 2]> =
-        (0..2000).map(|_| [o[0] + r.gen::<f64>() * 200.0, o[1] + f64::from(r.gen_range(-6i32..=6)) * ulp]).collect();
+        (0..2000).map(|_| [o[0] + r.r#gen::<f64>() * 200.0, o[1] + f64::from(r.gen_range(-6i32..=6)) * ulp]).collect();
     check(&features, &q, 3.0 * ulp);
 }
 

@@ -12,8 +12,8 @@ fn walk(r: &mut ChaCha8Rng, n: usize) -> Vec<[f64; 2]> {
     let mut heading = 0.0f64;
     let mut line = vec![v];
     for i in 1..n {
-        heading += if i % 50 == 0 { 3.0 } else { (r.gen::<f64>() - 0.5) * 0.7 };
-        let step = if i % 17 == 0 { 0.0 } else { 1.0 + r.gen::<f64>() * 20.0 };
+        heading += if i % 50 == 0 { 3.0 } else { (r.r#gen::<f64>() - 0.5) * 0.7 };
+        let step = if i % 17 == 0 { 0.0 } else { 1.0 + r.r#gen::<f64>() * 20.0 };
         v = [v[0] + step * heading.cos(), v[1] + step * heading.sin()];
         line.push(v);
     }
@@ -43,12 +43,12 @@ fn locate_matches_a_scan_of_every_segment() {
     let mut points = Vec::new();
     for i in 0..1500 {
         let s = r.gen_range(0..line.len() - 1);
-        let t: f64 = r.gen();
+        let t: f64 = r.r#gen();
         let (a, b) = (line[s], line[s + 1]);
         let noise = if i % 3 == 0 { 0.0 } else { 30.0 };
         points.push([
-            a[0] + t * (b[0] - a[0]) + (r.gen::<f64>() - 0.5) * noise,
-            a[1] + t * (b[1] - a[1]) + (r.gen::<f64>() - 0.5) * noise,
+            a[0] + t * (b[0] - a[0]) + (r.r#gen::<f64>() - 0.5) * noise,
+            a[1] + t * (b[1] - a[1]) + (r.r#gen::<f64>() - 0.5) * noise,
         ]);
     }
     points.extend(line.iter().step_by(7).copied()); // vertices: ties between two segments

@@ -271,10 +271,10 @@ impl<'g> Matcher<'g> {
     /// [`FixState`].
     pub fn match_trace(&self, fixes: &[Fix], paths: bool) -> Result<MatchedTrace, MatchError> {
         for i in 1..fixes.len() {
-            if let (Some(a), Some(b)) = (fixes[i - 1].time, fixes[i].time) {
-                if b < a {
-                    return Err(MatchError::TimeGoesBack { fix: i });
-                }
+            if let (Some(a), Some(b)) = (fixes[i - 1].time, fixes[i].time)
+                && b < a
+            {
+                return Err(MatchError::TimeGoesBack { fix: i });
             }
         }
         SCRATCH.with(|s| {

@@ -109,8 +109,8 @@ pub fn simulate(graph: &RoadGraph, speeds: &[f64], traces: usize, o: &SimOptions
 
 /// `p` moved by Gaussian noise of `sigma` metres on each axis.
 fn noisy(space: Space, p: [f64; 2], sigma: f64, rng: &mut ChaCha8Rng) -> [f64; 2] {
-    let u1: f64 = 1.0 - rng.gen::<f64>(); // (0, 1]
-    let u2: f64 = rng.gen::<f64>();
+    let u1: f64 = 1.0 - rng.r#gen::<f64>(); // (0, 1]
+    let u2: f64 = rng.r#gen::<f64>();
     let r = sigma * (-2.0 * u1.ln()).sqrt();
     let (dx, dy) = (r * (std::f64::consts::TAU * u2).cos(), r * (std::f64::consts::TAU * u2).sin());
     match space {

@@ -288,14 +288,14 @@ impl Prepared {
                 );
             }
         }
-        if self.spec.geographic {
-            if let Some(i) = (0..n).find(|&i| valid(i) && cols[1].value(i).abs() > 90.0) {
-                return exec_err!(
-                    "segdist_snap: point {}: latitude {} is not in [-90, 90]",
-                    id_text(batch.column(0), i),
-                    cols[1].value(i)
-                );
-            }
+        if self.spec.geographic
+            && let Some(i) = (0..n).find(|&i| valid(i) && cols[1].value(i).abs() > 90.0)
+        {
+            return exec_err!(
+                "segdist_snap: point {}: latitude {} is not in [-90, 90]",
+                id_text(batch.column(0), i),
+                cols[1].value(i)
+            );
         }
         let at = |i: usize, k: usize| if valid(i) { cols[k].value(i) } else { 0.0 };
         let opts = QueryOptions { max_distance: self.spec.max_distance, threads: 1 };

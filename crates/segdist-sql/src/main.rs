@@ -201,17 +201,17 @@ async fn run(cli: Cli) -> Result<()> {
                     (plan, segdist_sql::files::write(&ctx, stream, out.as_deref(), geoparquet).await?)
                 }
             };
-            if let Some(s) = &scheduler {
-                if let Some(r) = segdist_sql::cluster::task_report(s, &plan).await? {
-                    eprintln!(
-                        "segdist-sql: job {}: {rows} rows in {:.2} s, {:.2} s of it on the executors; the final stage ran on:",
-                        r.job_id,
-                        started.elapsed().as_secs_f64(),
-                        r.executed_ms as f64 / 1e3
-                    );
-                    for ((id, addr), n) in &r.executors {
-                        eprintln!("segdist-sql:   executor {id} at {addr}: {n} task(s)");
-                    }
+            if let Some(s) = &scheduler
+                && let Some(r) = segdist_sql::cluster::task_report(s, &plan).await?
+            {
+                eprintln!(
+                    "segdist-sql: job {}: {rows} rows in {:.2} s, {:.2} s of it on the executors; the final stage ran on:",
+                    r.job_id,
+                    started.elapsed().as_secs_f64(),
+                    r.executed_ms as f64 / 1e3
+                );
+                for ((id, addr), n) in &r.executors {
+                    eprintln!("segdist-sql:   executor {id} at {addr}: {n} task(s)");
                 }
             }
             Ok(())

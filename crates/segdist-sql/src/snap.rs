@@ -86,7 +86,7 @@ impl Spec {
                 return plan_err!(
                     "segdist_snap: the points table needs x and y, or lon and lat, columns; it has {}",
                     list(points)
-                )
+                );
             }
         };
         let three_d = !geographic && z.is_some();

@@ -52,7 +52,7 @@ unsafe fn write(out: *mut f64, values: &[f64]) {
 }
 
 /// A buffer of `bytes` bytes (rounded up to whole `f64`s), 8-byte aligned.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn sd_alloc(bytes: usize) -> *mut u8 {
     let mut v: Vec<f64> = Vec::with_capacity(bytes.div_ceil(8).max(1));
     let p = v.as_mut_ptr();
@@ -64,7 +64,7 @@ pub extern "C" fn sd_alloc(bytes: usize) -> *mut u8 {
 ///
 /// # Safety
 /// `ptr` and `bytes` must be those of one [`sd_alloc`] call, given back once.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn sd_free(ptr: *mut u8, bytes: usize) {
     if !ptr.is_null() {
         // SAFETY: made by sd_alloc with this capacity.
@@ -73,13 +73,13 @@ pub unsafe extern "C" fn sd_free(ptr: *mut u8, bytes: usize) {
 }
 
 /// The start of the text buffer (UTF-8).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn sd_text_ptr() -> *const u8 {
     TEXT.with(|t| t.borrow().as_ptr())
 }
 
 /// The length of the text buffer in bytes.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn sd_text_len() -> usize {
     TEXT.with(|t| t.borrow().len())
 }
@@ -88,7 +88,7 @@ pub extern "C" fn sd_text_len() -> usize {
 ///
 /// # Safety
 /// `out` must have room for 16 `f64`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn sd_project2(ax: f64, ay: f64, bx: f64, by: f64, px: f64, py: f64, out: *mut f64) {
     // SAFETY: the caller's promise.
     unsafe { write(out, &crate::project2([ax, ay], [bx, by], [px, py])) }
@@ -99,7 +99,7 @@ pub unsafe extern "C" fn sd_project2(ax: f64, ay: f64, bx: f64, by: f64, px: f64
 ///
 /// # Safety
 /// `abp` must point to 9 `f64`, `out` have room for 13.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn sd_project3(abp: *const f64, out: *mut f64) {
     // SAFETY: the caller's promise.
     let v = unsafe { slice(abp, 9) };
@@ -111,7 +111,7 @@ pub unsafe extern "C" fn sd_project3(abp: *const f64, out: *mut f64) {
 }
 
 /// [`crate::ulps`].
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn sd_ulps(x: f64, y: f64) -> f64 {
     crate::ulps(x, y)
 }
@@ -120,7 +120,7 @@ pub extern "C" fn sd_ulps(x: f64, y: f64) -> f64 {
 ///
 /// # Safety
 /// `walls` must point to `4 n` `f64`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn sd_level_new(walls: *const f64, n: usize) -> *mut Level {
     // SAFETY: the caller's promise.
     let w: Vec<[f64; 4]> = unsafe { slice(walls, 4 * n) }.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
@@ -137,7 +137,7 @@ pub unsafe extern "C" fn sd_level_new(walls: *const f64, n: usize) -> *mut Level
 ///
 /// # Safety
 /// `level` must come from [`sd_level_new`], freed once.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn sd_level_free(level: *mut Level) {
     if !level.is_null() {
         // SAFETY: made by Box::into_raw in sd_level_new.
@@ -150,7 +150,7 @@ pub unsafe extern "C" fn sd_level_free(level: *mut Level) {
 ///
 /// # Safety
 /// `level` from [`sd_level_new`]; `out` room for 2 `f64`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn sd_level_push_out(level: *const Level, x: f64, y: f64, radius: f64, out: *mut f64) -> i32 {
     // SAFETY: the caller's promise.
     let Some(level) = (unsafe { level.as_ref() }) else { return 0 };
@@ -165,7 +165,7 @@ pub unsafe extern "C" fn sd_level_push_out(level: *const Level, x: f64, y: f64, 
 ///
 /// # Safety
 /// `level` from [`sd_level_new`]; `out` room for `5 max` `f64`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn sd_level_contacts(
     level: *const Level,
     x: f64,
@@ -188,7 +188,7 @@ pub unsafe extern "C" fn sd_level_contacts(
 ///
 /// # Safety
 /// `level` from [`sd_level_new`]; `out` room for 2 `f64`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn sd_level_slide(
     level: *const Level,
     x: f64,
@@ -212,7 +212,7 @@ pub unsafe extern "C" fn sd_level_slide(
 ///
 /// # Safety
 /// Each pointer must hold as many values as its count says.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn sd_snapper_new(
     vertices: *const f64,
     n_vertices: usize,
@@ -238,7 +238,7 @@ pub unsafe extern "C" fn sd_snapper_new(
 ///
 /// # Safety
 /// `snapper` must come from [`sd_snapper_new`], freed once.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn sd_snapper_free(snapper: *mut Snapper) {
     if !snapper.is_null() {
         // SAFETY: made by Box::into_raw in sd_snapper_new.
@@ -252,7 +252,7 @@ pub unsafe extern "C" fn sd_snapper_free(snapper: *mut Snapper) {
 /// # Safety
 /// `snapper` from [`sd_snapper_new`]; `points` holds `2 n` `f64`, `out` has
 /// room for `9 n`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn sd_snap(
     snapper: *const Snapper,
     points: *const f64,
@@ -284,7 +284,7 @@ pub unsafe extern "C" fn sd_snap(
 ///
 /// # Safety
 /// `values` must hold `n` `f64`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn sd_format_rows(values: *const f64, n: usize, columns: usize) -> usize {
     // SAFETY: the caller's promise.
     set_text(crate::format_rows(unsafe { slice(values, n) }, columns));

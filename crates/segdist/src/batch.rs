@@ -168,10 +168,10 @@ impl<'a, T, const D: usize> Outputs<'a, T, D> {
             ("region", self.region.as_ref().map(|s| s.len())),
         ];
         for (what, len) in lens {
-            if let Some(got) = len {
-                if got != n {
-                    return Err(BatchError::LengthMismatch { what, expected: n, got });
-                }
+            if let Some(got) = len
+                && got != n
+            {
+                return Err(BatchError::LengthMismatch { what, expected: n, got });
             }
         }
         Ok(())
@@ -575,16 +575,18 @@ impl<T: Scalar, const D: usize> Job<'_, T, D> {
 
     /// Queries `start..end`, block by block.
     fn range(&self, mut out: Outputs<'_, T, D>, start: usize, end: usize) {
-        if self.tier == Tier::Fast && !self.full && out.region.is_none() {
-            if let Points::Rows(p) = self.p {
-                let p = &p[start..end];
-                match (self.a, self.b) {
-                    (Src::Fixed(a), Src::Fixed(b)) => return fast_direct(Ends::One(a, b), p, self.line, out, self.isa),
-                    (Src::Points(Points::Rows(a)), Src::Points(Points::Rows(b))) => {
-                        return fast_direct(Ends::Many(&a[start..end], &b[start..end]), p, self.line, out, self.isa)
-                    }
-                    _ => {}
+        if self.tier == Tier::Fast
+            && !self.full
+            && out.region.is_none()
+            && let Points::Rows(p) = self.p
+        {
+            let p = &p[start..end];
+            match (self.a, self.b) {
+                (Src::Fixed(a), Src::Fixed(b)) => return fast_direct(Ends::One(a, b), p, self.line, out, self.isa),
+                (Src::Points(Points::Rows(a)), Src::Points(Points::Rows(b))) => {
+                    return fast_direct(Ends::Many(&a[start..end], &b[start..end]), p, self.line, out, self.isa);
                 }
+                _ => {}
             }
         }
         let (a, b, p) = (self.a.slice(start, end), self.b.slice(start, end), self.p.slice(start, end));

@@ -574,7 +574,7 @@ fn core<A: Arith, const D: usize, const LINE: bool, const FULL: bool>(
 /// Picks the FMA build when the CPU has it. The two builds give identical
 /// bits; the FMA one is about twice as fast.
 macro_rules! dispatch {
-    ($name:ident, $fma:ident, $line:expr, $full:expr) => {
+    ($name:ident, $fma:ident, $line:expr_2021, $full:expr_2021) => {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "fma")]
         unsafe fn $fma<const D: usize>(a: &[f64; D], b: &[f64; D], p: &[f64; D]) -> Raw<D> {

@@ -389,14 +389,14 @@ fn boundary_points<const D: usize>(a: [f64; D], b: [f64; D], seed: u64) -> Vec<[
     across[1] = ab[0];
     let mut v = Vec::new();
     for _ in 0..400 {
-        let base = if r.gen::<bool>() { a } else { b };
+        let base = if r.r#gen::<bool>() { a } else { b };
         let side =
-            [0.0, 1e-300, 1e-17, 1e-9, 1e-3, 1.0, 1e3][r.gen_range(0..7)] * if r.gen::<bool>() { 1.0 } else { -1.0 };
+            [0.0, 1e-300, 1e-17, 1e-9, 1e-3, 1.0, 1e3][r.gen_range(0..7)] * if r.r#gen::<bool>() { 1.0 } else { -1.0 };
         let along = [0.0, 1e-300, 2e-16, 1e-16, 1e-15, 1e-12, 1e-8, 0.5, 1.0, 3.0][r.gen_range(0..10)]
-            * if r.gen::<bool>() { 1.0 } else { -1.0 };
+            * if r.r#gen::<bool>() { 1.0 } else { -1.0 };
         let mut p: [f64; D] = core::array::from_fn(|i| base[i] + side * across[i] + along * ab[i]);
         // Nudge a coordinate by a few ulps now and then.
-        if r.gen::<bool>() {
+        if r.r#gen::<bool>() {
             let i = r.gen_range(0..D);
             let k = r.gen_range(-3i64..=3);
             p[i] = f64::from_bits((p[i].to_bits() as i64 + k) as u64);

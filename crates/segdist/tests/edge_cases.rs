@@ -234,7 +234,7 @@ fn plane_signed_distance_is_faithful() {
         let p: [f64; 3] = std::array::from_fn(|_| r.gen_range(-1e3..1e3));
         // Offsets that put p near or on the plane, and random ones.
         let on = n[0] * p[0] + n[1] * p[1] + n[2] * p[2];
-        let off = if r.gen::<bool>() { on } else { r.gen_range(-1e4..1e4) };
+        let off = if r.r#gen::<bool>() { on } else { r.gen_range(-1e4..1e4) };
         let plane = Plane::new(n, off).unwrap();
         let s = plane.signed_distance(p);
         let num = q(n[0]) * q(p[0]) + q(n[1]) * q(p[1]) + q(n[2]) * q(p[2]) - q(off);

@@ -151,7 +151,7 @@ mod avx2 {
     /// A bit a lane from two halves of compares.
     #[inline(always)]
     unsafe fn bits(v: [__m256d; 2]) -> u32 {
-        (_mm256_movemask_pd(v[0]) | _mm256_movemask_pd(v[1]) << 4) as u32
+        unsafe { (_mm256_movemask_pd(v[0]) | _mm256_movemask_pd(v[1]) << 4) as u32 }
     }
 
     #[target_feature(enable = "avx2")]

@@ -150,10 +150,10 @@ impl<const D: usize> Index<D> {
             if lower > cut {
                 continue;
             }
-            if let Some((_, b)) = &best {
-                if lower * (1.0 - SLACK) > b.distance {
-                    break;
-                }
+            if let Some((_, b)) = &best
+                && lower * (1.0 - SLACK) > b.distance
+            {
+                break;
             }
             let proj = self.projection(p, slot);
             if proj.distance > limit {
@@ -523,13 +523,13 @@ impl<const D: usize> State<'_, D> {
             return;
         }
         s.cands.push((lower, slot));
-        if let Want::Nearest(k) = self.want {
-            if upper < self.bound {
-                if k == 1 {
-                    self.bound = upper;
-                } else {
-                    self.tighten(s, k, upper);
-                }
+        if let Want::Nearest(k) = self.want
+            && upper < self.bound
+        {
+            if k == 1 {
+                self.bound = upper;
+            } else {
+                self.tighten(s, k, upper);
             }
         }
     }

@@ -60,7 +60,7 @@ fn the_cut_without_a_square_root_admits_all_the_bound_does() {
             0 => 0.0,
             1 => (g.m * 10f64.powf(r.gen_range(-20.0..2.0))).powi(2),
             2 => f64::from_bits(r.gen_range(0..1u64 << 52)),
-            _ => r.gen::<f64>() * g.m * g.m,
+            _ => r.r#gen::<f64>() * g.m * g.m,
         };
         let limit = if round % 3 == 0 { f64::INFINITY } else { best.sqrt() * r.gen_range(0.5..2.0) };
         let d = best.sqrt();
@@ -97,9 +97,9 @@ fn both_forms_of_the_points_sift_agree() {
                 let s = if i > 0 && r.gen_bool(0.1) {
                     segs[r.gen_range(0..i)]
                 } else {
-                    let a = [r.gen::<f64>(), r.gen::<f64>()];
+                    let a = [r.r#gen::<f64>(), r.r#gen::<f64>()];
                     let len = [0.0, 1e-3, 0.05, 0.5][i % 4];
-                    [a, [a[0] + len * r.gen::<f64>(), a[1] - len * r.gen::<f64>()]]
+                    [a, [a[0] + len * r.r#gen::<f64>(), a[1] - len * r.r#gen::<f64>()]]
                 };
                 segs.push(s);
             }
@@ -122,7 +122,7 @@ fn both_forms_of_the_points_sift_agree() {
                     1 => [0.5, f64::INFINITY],
                     // On a segment's end: a distance of zero, maybe tied.
                     2 => segs[i % n][0],
-                    _ => [r.gen::<f64>(), r.gen::<f64>()],
+                    _ => [r.r#gen::<f64>(), r.r#gen::<f64>()],
                 })
                 .collect();
             let limit = [f64::INFINITY, 0.05, 0.0][round % 3];
@@ -167,10 +167,10 @@ fn every_form_of_the_group_sift_keeps_the_nearest_segment() {
         let mut g = Group::<2>::default();
         let mut segs = Vec::new();
         for slot in 0..n {
-            let a = [r.gen::<f64>(), r.gen::<f64>()];
+            let a = [r.r#gen::<f64>(), r.r#gen::<f64>()];
             // Some of zero length, some long.
             let len = [0.0, 1e-3, 0.05, 0.5][slot % 4];
-            let b = [a[0] + len * r.gen::<f64>(), a[1] - len * r.gen::<f64>()];
+            let b = [a[0] + len * r.r#gen::<f64>(), a[1] - len * r.r#gen::<f64>()];
             let ab = [b[0] - a[0], b[1] - a[1]];
             let l = ab[0] * ab[0] + ab[1] * ab[1];
             g.push(a, ab, if l > 0.0 { 1.0 / l } else { 0.0 }, slot as u32);
@@ -178,7 +178,7 @@ fn every_form_of_the_group_sift_keeps_the_nearest_segment() {
         }
         g.count = n;
         g.m = 2.0;
-        let p = [r.gen::<f64>(), r.gen::<f64>()];
+        let p = [r.r#gen::<f64>(), r.r#gen::<f64>()];
         let d: Vec<f64> = segs.iter().map(|s| s.closest_point(p).distance).collect();
         let nearest = (0..n).fold(0, |b, i| if d[i] < d[b] { i } else { b });
         // The portable scan as the default build compiles it, the
@@ -220,7 +220,7 @@ fn both_forms_of_the_lanes_agree() {
     return;
     fn check<const D: usize>(r: &mut rand_chacha::ChaCha8Rng) -> usize {
         let scale = 10f64.powf(r.gen_range(-300.0..300.0));
-        let coordinate = |r: &mut rand_chacha::ChaCha8Rng| (r.gen::<f64>() - 0.5) * scale;
+        let coordinate = |r: &mut rand_chacha::ChaCha8Rng| (r.r#gen::<f64>() - 0.5) * scale;
         let (mut boxes, mut leaf) = (Block::<D>::EMPTY, Block::<D>::ZERO);
         let real = r.gen_range(1..=B);
         for c in 0..real {

@@ -225,15 +225,15 @@ pub const FAMILIES: &[&str] = &[
 ];
 
 fn unit<R: Rng>(r: &mut R) -> f64 {
-    r.gen::<f64>()
+    r.r#gen::<f64>()
 }
 
 fn log_uniform<R: Rng>(r: &mut R, lo: f64, hi: f64) -> f64 {
-    (lo.ln() + r.gen::<f64>() * (hi.ln() - lo.ln())).exp()
+    (lo.ln() + r.r#gen::<f64>() * (hi.ln() - lo.ln())).exp()
 }
 
 fn sign<R: Rng>(r: &mut R) -> f64 {
-    if r.gen::<bool>() {
+    if r.r#gen::<bool>() {
         1.0
     } else {
         -1.0
@@ -296,7 +296,7 @@ fn one<const D: usize>(family: &str, r: &mut ChaCha8Rng, i: usize) -> Case<D> {
         "collinear_beyond" => {
             let a: [f64; D] = vec_of(r, |r| (unit(r) - 0.5) * 100.0);
             let b: [f64; D] = vec_of(r, |r| (unit(r) - 0.5) * 100.0);
-            let s = if r.gen::<bool>() { -log_uniform(r, 1e-6, 1e6) } else { 1.0 + log_uniform(r, 1e-6, 1e6) };
+            let s = if r.r#gen::<bool>() { -log_uniform(r, 1e-6, 1e6) } else { 1.0 + log_uniform(r, 1e-6, 1e6) };
             (a, b, along(&a, &b, s))
         }
         "near_interior" => {
@@ -329,7 +329,7 @@ fn one<const D: usize>(family: &str, r: &mut ChaCha8Rng, i: usize) -> Case<D> {
             let t = r.gen_range(1u32..1024) as f64 / 1024.0;
             let mut p = along(&a, &b, t);
             let k = r.gen_range(0..D);
-            p[k] = if r.gen::<bool>() { F::next_up(p[k]) } else { F::next_down(p[k]) };
+            p[k] = if r.r#gen::<bool>() { F::next_up(p[k]) } else { F::next_down(p[k]) };
             (a, b, p)
         }
         "perpendicular_at_vertex" => {
@@ -343,7 +343,7 @@ fn one<const D: usize>(family: &str, r: &mut ChaCha8Rng, i: usize) -> Case<D> {
                 let e: [f64; D] = vec_of(r, |r| (r.gen_range(-5i32..5)) as f64);
                 std::array::from_fn(|i| ab[(i + 1) % 3] * e[(i + 2) % 3] - ab[(i + 2) % 3] * e[(i + 1) % 3])
             };
-            let base = if r.gen::<bool>() { a } else { b };
+            let base = if r.r#gen::<bool>() { a } else { b };
             let s = r.gen_range(-3i32..=3) as f64;
             (a, b, std::array::from_fn(|i| base[i] + s * w[i]))
         }
@@ -373,7 +373,7 @@ fn one<const D: usize>(family: &str, r: &mut ChaCha8Rng, i: usize) -> Case<D> {
         }
         "any_finite_bits" => {
             let g = |r: &mut ChaCha8Rng| loop {
-                let x = f64::from_bits(r.gen::<u64>());
+                let x = f64::from_bits(r.r#gen::<u64>());
                 if x.is_finite() {
                     return x;
                 }
