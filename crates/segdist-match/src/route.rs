@@ -9,26 +9,31 @@
 //! a search reaches few nodes; at 30 s FMM's table is faster (ARCHITECTURE.md,
 //! "Map matching").
 
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::graph::RoadGraph;
 
-/// A node and its tentative distance, ordered nearest first.
-#[derive(Clone, Copy, PartialEq)]
-struct Entry(f64, u32);
+/// A node and its tentative distance as one heap key, nearest first, then
+/// by node. Distances are never negative, and the bits of a non-negative
+/// `f64` order as its value does, so integers are compared in place of
+/// `total_cmp`: the same order, so the same searches, bit for bit, in 6 %
+/// fewer instructions a match at 5 s between fixes (PERFORMANCE-NOTES.md).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry(Reverse<(u64, u32)>);
 
-impl Eq for Entry {}
-
-impl Ord for Entry {
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.0.total_cmp(&self.0).then(o.1.cmp(&self.1))
+impl Entry {
+    #[inline]
+    fn new(d: f64, n: u32) -> Self {
+        debug_assert!(d >= 0.0);
+        // `+ 0.0`: a -0.0 (never made here) would key as +0.0.
+        Entry(Reverse(((d + 0.0).to_bits(), n)))
     }
-}
 
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
+    #[inline]
+    fn get(self) -> (f64, u32) {
+        let Reverse((bits, n)) = self.0;
+        (f64::from_bits(bits), n)
     }
 }
 
@@ -142,8 +147,9 @@ impl Dijkstra {
         self.source = source;
         self.dist[source as usize] = 0.0;
         self.touched.push(source);
-        self.heap.push(Entry(0.0, source));
-        while let Some(Entry(d, n)) = self.heap.pop() {
+        self.heap.push(Entry::new(0.0, source));
+        while let Some(e) = self.heap.pop() {
+            let (d, n) = e.get();
             if d > limit {
                 break;
             }
@@ -167,7 +173,7 @@ impl Dijkstra {
                     }
                     self.dist[h] = nd;
                     self.pred[h] = a;
-                    self.heap.push(Entry(nd, h as u32));
+                    self.heap.push(Entry::new(nd, h as u32));
                 }
             }
         }
@@ -299,5 +305,29 @@ impl Routes {
         k.reached.clear();
         k.reached.extend(self.dijkstra.reached());
         out.extend(self.targets.iter().map(|&t| self.dijkstra.dist(t)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The heap hands entries out nearest first, then by lowest node, as
+    /// the `total_cmp` order it replaced: at 0, subnormal, tiny, huge and
+    /// infinite distances, and ties.
+    #[test]
+    fn heap_keys_order_as_distances_then_nodes() {
+        let ds = [0.0, 5e-324, 1e-300, 0.1, 0.1 + 1e-17, 1.0, 29.0, 1e300, f64::MAX, f64::INFINITY];
+        let mut want = Vec::new();
+        let mut heap = BinaryHeap::new();
+        for (i, &d) in ds.iter().enumerate().rev() {
+            for n in [7u32, 3, u32::MAX - 1, 0] {
+                heap.push(Entry::new(d, n ^ i as u32));
+                want.push((d, n ^ i as u32));
+            }
+        }
+        want.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let got: Vec<(f64, u32)> = std::iter::from_fn(|| heap.pop().map(Entry::get)).collect();
+        assert_eq!(got, want);
     }
 }
