@@ -283,8 +283,9 @@ impl CandidateGrid {
                     break;
                 }
                 let s = &self.segs[r.i as usize];
-                // At most one per piece, its nearest segment.
-                if out.iter().any(|o| o.piece == s.piece) {
+                // At most one per piece, its nearest segment (asked before
+                // measuring it).
+                if !RoadGraph::takes(out, k, s.piece) {
                     continue;
                 }
                 if !r.measured {

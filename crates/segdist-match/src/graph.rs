@@ -534,12 +534,20 @@ impl RoadGraph {
     /// Adds candidate `c` (its `offset` set here from `along` and its
     /// `piece`) unless `k` are in or a nearer segment of its piece is.
     pub(crate) fn push_candidate(&self, out: &mut Vec<Candidate>, k: usize, mut c: Candidate) {
-        if out.len() == k || out.iter().any(|o| o.piece == c.piece) {
-            return; // full, or a nearer segment of the same piece is in already
+        if !Self::takes(out, k, c.piece) {
+            return;
         }
         let pc = &self.pieces[c.piece as usize];
         c.offset = (c.along - self.cum[pc.v0 as usize]).clamp(0.0, pc.len);
         out.push(c);
+    }
+
+    /// Whether [`push_candidate`](Self::push_candidate) would take a
+    /// candidate on `piece`: not when `out` is full, or a nearer segment of
+    /// the same piece is in already.
+    #[inline]
+    pub(crate) fn takes(out: &[Candidate], k: usize, piece: u32) -> bool {
+        out.len() < k && out.iter().all(|o| o.piece != piece)
     }
 
     /// The piece holding segment `segment` of part `part` of line `line`.
