@@ -244,7 +244,8 @@ impl CandidateGrid {
         // they put it; only where bounds overlap (a cluster), or straddle
         // the radius, does the accurate kernel decide. Otherwise it measures
         // only the segments taken: 7.4 a fix where it measured 18.1 when it
-        // ranked them all (1,000 simulated Helsinki traces at 1 s; the same
+        // ranked them all (150 simulated Helsinki traces at 1 s, callgrind
+        // call counts; the same
         // answers, bit for bit: `tests::the_grid_answers_as_the_index`,
         // `tests::near_ties_at_large_coordinates_answer_as_the_index`).
         let measure = |r: &mut Near| {
