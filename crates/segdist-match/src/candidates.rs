@@ -31,11 +31,15 @@ const ROUNDING: f64 = 1e-9;
 /// At most this many list entries per segment of the graph (on average).
 const BUDGET: usize = 64;
 
-/// One segment of the graph.
+/// One segment of the graph, with its box (kept: a fix's scan tests the
+/// boxes of some 35 listed segments, and `f64::min`/`max`, which handle
+/// NaN, had taken a sixth of its instructions).
 #[derive(Clone, Copy)]
 struct Seg {
     a: [f64; 2],
     b: [f64; 2],
+    lo: [f64; 2],
+    hi: [f64; 2],
     line: u32,
     part: u32,
     segment: u32,
@@ -45,11 +49,21 @@ struct Seg {
 }
 
 impl Seg {
-    fn lo(&self) -> [f64; 2] {
-        [self.a[0].min(self.b[0]), self.a[1].min(self.b[1])]
+    fn new(a: [f64; 2], b: [f64; 2]) -> Self {
+        let lo = [a[0].min(b[0]), a[1].min(b[1])];
+        let hi = [a[0].max(b[0]), a[1].max(b[1])];
+        Seg { a, b, lo, hi, line: 0, part: 0, segment: 0, v: 0, piece: 0 }
     }
-    fn hi(&self) -> [f64; 2] {
-        [self.a[0].max(self.b[0]), self.a[1].max(self.b[1])]
+}
+
+/// The larger of `a` and `b`, for numbers that are never NaN (one `maxsd`,
+/// where `f64::max` also checks for NaN).
+#[inline]
+fn larger(a: f64, b: f64) -> f64 {
+    if a > b {
+        a
+    } else {
+        b
     }
 }
 
@@ -99,10 +113,11 @@ impl CandidateGrid {
         for (line, part, segment, v) in g.segments() {
             let (a, b) = g.segment_ends(v);
             let piece = g.piece_of(line, part, segment);
-            let s = Seg { a, b, line: line as u32, part: part as u32, segment: segment as u32, v: v as u32, piece };
+            let (line, part, segment, v) = (line as u32, part as u32, segment as u32, v as u32);
+            let s = Seg { line, part, segment, v, piece, ..Seg::new(a, b) };
             for k in 0..2 {
-                lo[k] = lo[k].min(s.lo()[k]);
-                hi[k] = hi[k].max(s.hi()[k]);
+                lo[k] = lo[k].min(s.lo[k]);
+                hi[k] = hi[k].max(s.hi[k]);
             }
             segs.push(s);
         }
@@ -130,7 +145,7 @@ impl CandidateGrid {
             let (nx, ny) = (n[0] as usize, n[1] as usize);
             // The cells a segment is listed in: a range in each axis.
             let range = |s: &Seg| {
-                let (l, h) = (s.lo(), s.hi());
+                let (l, h) = (s.lo, s.hi);
                 let r = |k: usize, n: usize| {
                     let a = ((l[k] - reach - origin[k]) / cell).floor().max(0.0) as usize;
                     let b = ((h[k] + reach - origin[k]) / cell).floor().max(0.0) as usize;
@@ -213,10 +228,11 @@ impl CandidateGrid {
         let (k_fast, floor) = (32.0 * f64::EPSILON / 2.0, 1e-138);
         for &i in &self.items[self.start[c] as usize..self.start[c + 1] as usize] {
             let s = &self.segs[i as usize];
-            // The segment's box first: no nearer than the segment.
-            let (l, h) = (s.lo(), s.hi());
-            let dx = (l[0] - p[0]).max(p[0] - h[0]).max(0.0);
-            let dy = (l[1] - p[1]).max(p[1] - h[1]).max(0.0);
+            // The segment's box first: no nearer than the segment. (Finite
+            // coordinates, a finite fix: no NaN.)
+            let (l, h) = (s.lo, s.hi);
+            let dx = larger(larger(l[0] - p[0], p[0] - h[0]), 0.0);
+            let dy = larger(larger(l[1] - p[1], p[1] - h[1]), 0.0);
             if (dx * dx + dy * dy) * (1.0 - ROUNDING) > r2 {
                 continue;
             }
