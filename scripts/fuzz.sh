@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs each differential fuzz target (fuzz/: kernel, batch, index) for
-# SECONDS (default 30), one after another; exits non-zero on the first
-# failure, whose input libFuzzer leaves in fuzz/artifacts/TARGET/.
+# SECONDS (default 30), all at once (libFuzzer runs on one core: one after
+# another, they left a core idle for the whole run); exits non-zero when
+# any failed, whose input libFuzzer leaves in fuzz/artifacts/TARGET/.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #
@@ -21,18 +22,26 @@ if ! cargo fuzz --version > /dev/null 2>&1; then
     cargo install cargo-fuzz --locked --quiet
 fi
 cargo +nightly fuzz build
+# Each target in the background, its output in a log of its own; then
+# each is waited for and reported in turn.
+declare -A pid log
 for t in "${targets[@]}"; do
     echo "fuzz: $t for $seconds s" >&2
-    log=$(mktemp)
+    log[$t]=$(mktemp)
     # Inputs up to 512 bytes from the start: enough for dozens of queries
     # or a small network, rather than grown into over a long run.
-    if cargo +nightly fuzz run "$t" -- -max_total_time="$seconds" -max_len=512 -len_control=0 > "$log" 2>&1; then
-        grep -E "^Done" "$log" >&2
-        rm -f "$log"
-    else
-        tail -60 "$log" >&2
-        rm -f "$log"
-        echo "fuzz: $t failed; the input is in fuzz/artifacts/$t/" >&2
-        exit 1
-    fi
+    cargo +nightly fuzz run "$t" -- -max_total_time="$seconds" -max_len=512 -len_control=0 > "${log[$t]}" 2>&1 &
+    pid[$t]=$!
 done
+failed=0
+for t in "${targets[@]}"; do
+    if wait "${pid[$t]}"; then
+        echo "fuzz: $t: $(grep -E "^Done" "${log[$t]}")" >&2
+    else
+        tail -60 "${log[$t]}" >&2
+        echo "fuzz: $t failed; the input is in fuzz/artifacts/$t/" >&2
+        failed=1
+    fi
+    rm -f "${log[$t]}"
+done
+exit $failed

@@ -6,26 +6,45 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# segdist-sql (its own workspace and target folder: DataFusion and Ballista,
+# debug profile; its tests start a real scheduler and two executors on
+# loopback) builds and runs in the background from the start, its output
+# kept in a log shown at the end: its build has long stretches on one core,
+# and the steps below have their own (tests, pip, pytest, the browser).
+# (In a session of its own, so that the scheduler and executors its tests
+# start are stopped with it, whatever ends this script.)
+sql_log=$(mktemp)
+setsid cargo test --manifest-path crates/segdist-sql/Cargo.toml --locked > "$sql_log" 2>&1 &
+sql_pid=$!
+trap 'kill -- -"$sql_pid" 2> /dev/null || kill "$sql_pid" 2> /dev/null || true; rm -f "$sql_log"' EXIT
+
 # (Not segdist-bench: it has no tests, clippy checks it, and its test build
 # compiled every peer it measures, parry, rapier and geo among them, at the
 # test profile's opt-level 2: some ten minutes of CI on two cores.)
-cargo test --workspace --exclude segdist-bench --locked
-# The collision layer with its glam and mint types, and its example run
-# short: a crowd in a maze, judged every frame (exits 1 on any overlap or
-# crossing). The example is the one `cargo test` just built (the test
-# profile, optimised): a release build of it cost CI a minute more.
-cargo test -p segdist-collide --features glam,mint --locked --test interop
+# The collision layer's glam and mint types and the index's geo-types
+# conversions are tested in the same run, their features on: run on their
+# own (`-p segdist-index --features geo-types`), cargo unified the
+# dependencies' features differently and rebuilt segdist, the index and
+# the collision layer, two and a half minutes of CI.
+cargo test --workspace --exclude segdist-bench --locked \
+    --features segdist-collide/glam,segdist-collide/mint,segdist-index/geo-types
+# The collision layer's example run short: a crowd in a maze, judged every
+# frame (exits 1 on any overlap or crossing). The example is the one
+# `cargo test` just built (the test profile, optimised): a release build of
+# it cost CI a minute more.
 "${CARGO_TARGET_DIR:-target}/debug/examples/crowd" --agents 2000 --frames 60 --size 60 --out target/crowd-test.svg
-# The index's optional geo-types conversions.
-cargo test -p segdist-index --features geo-types --locked --test geo_types
-cargo test -p segdist-index --features geo-types --locked --doc geo
-# segdist-sql: its own workspace (DataFusion and Ballista), debug profile;
-# its tests start a real scheduler and two executors on loopback.
-cargo test --manifest-path crates/segdist-sql/Cargo.toml --locked
 scripts/test-python.sh
 # The interactive page: segdist-wasm built for WebAssembly and the page
 # tested in Chromium against the CLI. The first run installs the toolchain
 # and the browser (as root, or through sudo); SEGDIST_SKIP_PAGE=1 skips it.
 if [[ "${SEGDIST_SKIP_PAGE:-}" != 1 ]]; then
     scripts/page.sh test
+fi
+echo "== segdist-sql (run in the background since the start)"
+if wait "$sql_pid"; then
+    grep -E "^ *(test result|Running|Doc-tests)" "$sql_log" || true
+else
+    cat "$sql_log"
+    echo "segdist-sql's tests failed" >&2
+    exit 1
 fi
