@@ -114,7 +114,7 @@ fn no_reader_panics_and_every_error_names_the_file() {
         let args = M::parse_from(["match", "--points", p.to_str().unwrap(), "--lines", "unused.csv"]).args;
         let mut r = crate::matching::TraceReader::open(&args)?;
         let mut batch = Vec::new();
-        while !r.next_batch(&mut batch)? {}
+        while !r.next_batch(&mut batch, 1 << 16)? {}
         Ok(())
     };
     fuzz(dir.path(), "lines.csv", CSV_LINES, n, &lines);

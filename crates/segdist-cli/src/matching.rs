@@ -21,6 +21,10 @@ use crate::snap::field;
 
 /// Fixes matched per batch (all cores), bounding memory.
 const BATCH: usize = 1 << 16;
+/// The first batch's size: the cores wait for it, so it is small, and the
+/// batches double from it to [`BATCH`] (a first batch of `BATCH` kept them
+/// waiting 0.07 s on 336,067 fixes, a tenth of the command).
+const FIRST_BATCH: usize = 1 << 11;
 
 #[derive(Args, Debug)]
 pub struct MatchArgs {
@@ -225,9 +229,11 @@ pub fn run(args: &MatchArgs) -> Result<()> {
     // not wait for it, blocked as it may be on an endless standard input.
     // It stops at its next batch, or with the process.)
     let (batches, read) = std::sync::mpsc::sync_channel::<Result<Batch>>(1);
+    let mut size = FIRST_BATCH;
     let reader = std::thread::spawn(move || loop {
         let mut batch = Vec::new();
-        let r = traces.next_batch(&mut batch).map(|done| (batch, traces.position(), done));
+        let r = traces.next_batch(&mut batch, size).map(|done| (batch, traces.position(), done));
+        size = (2 * size).min(BATCH);
         let (stop, item) = match r {
             Ok((batch, at, done)) => (done, Ok((batch, at))),
             Err(e) => (true, Err(e)),
@@ -487,12 +493,12 @@ impl TraceReader {
         }
     }
 
-    /// Whole traces of about [`BATCH`] fixes in all into `out` (cleared
-    /// first); `true` once the input is done.
-    pub(crate) fn next_batch(&mut self, out: &mut Vec<Trace>) -> Result<bool> {
+    /// Whole traces of at least `size` fixes in all (but the last batch)
+    /// into `out` (cleared first); `true` once the input is done.
+    pub(crate) fn next_batch(&mut self, out: &mut Vec<Trace>, size: usize) -> Result<bool> {
         out.clear();
         let mut fixes = 0;
-        while fixes < BATCH {
+        while fixes < size {
             match self.next_trace()? {
                 Some(t) => {
                     fixes += t.fixes.len();

@@ -45,7 +45,11 @@ fn grid(dir: &Path) -> segdist_match::RoadGraph {
 fn match_follows_simulated_traces_and_equals_the_library() {
     let dir = tempfile::tempdir().unwrap();
     let g = grid(dir.path());
-    let traces = simulate(&g, &[9.37; 84], 12, &SimOptions { interval: 3.0, noise: 5.0, legs: 3, seed: 9 });
+    // Enough fixes for the first three batches (2,048, 4,096, 8,192) and
+    // part of a fourth: rows stay in input order across them.
+    let traces = simulate(&g, &[9.37; 84], 300, &SimOptions { interval: 3.0, noise: 5.0, legs: 3, seed: 9 });
+    let n: usize = traces.iter().map(Vec::len).sum();
+    assert!(n > 2048 + 4096 + 8192, "{n} fixes");
     let mut csv = String::from("trace,time,x,y\n");
     for (t, tr) in traces.iter().enumerate() {
         for f in tr {
