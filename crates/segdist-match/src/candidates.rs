@@ -248,8 +248,10 @@ impl CandidateGrid {
         }
         let want = 2 * k;
         // Past the `want`-th least upper bound, no segment can rank (a cut
-        // worth its selection only when it saves many evaluations).
-        if ranked.len() > 2 * want {
+        // worth its selection only when it saves many evaluations: cutting
+        // past 2·want survivors took 0.7 % more instructions a match at 1 s
+        // than past 4·want; never cutting, the same as 4·want).
+        if ranked.len() > 4 * want {
             ranked.select_nth_unstable_by(want - 1, |x, y| x.hi.total_cmp(&y.hi));
             let cut = ranked[want - 1].hi;
             ranked.retain(|r| r.lo <= cut);
