@@ -211,10 +211,16 @@ impl Dijkstra {
 /// up to this many (a power of two). A thread matching many traces comes
 /// back to the same nodes again and again: with a slot for each of the
 /// Helsinki bench's 1,017 nodes instead of 64 slots in all, a match at 5 s
-/// between fixes took 56 % fewer instructions (the same answers). A slot
-/// holds the nodes its search reached (some 10 at 1 s, 44 at 5 s), so
-/// 16,384 slots are a few megabytes per thread.
+/// between fixes took 56 % fewer instructions (the same answers).
 const KEPT_MAX: usize = 1 << 14;
+
+/// At most this many (node, distance) entries kept per thread (16 bytes
+/// each: 32 MiB); past it every kept search is let go and the slots fill
+/// again. On the bench's 1,000 Helsinki traces a search reached 8 nodes
+/// at 1 s between fixes, 38 at 5 s and 184 at 30 s (its bound is hundreds
+/// of metres there), and the kept searches held 314,000 entries at most;
+/// a large network has many more slots to fill.
+const KEPT_ENTRIES: usize = 1 << 21;
 
 /// One kept search: the nodes reached from `source`, with their distances,
 /// final within `reach` (a node farther, or not reached, is farther than
@@ -243,15 +249,19 @@ pub(crate) struct Routes {
     /// Distances of one kept search, by node (infinite elsewhere).
     lookup: Vec<f64>,
     targets: Vec<u32>,
+    /// Entries the kept searches hold (their capacity), and the most.
+    held: usize,
+    budget: usize,
 }
 
 impl Routes {
     pub(crate) fn new(nodes: usize) -> Self {
-        Routes::with_slots(nodes, nodes.next_power_of_two().clamp(64, KEPT_MAX))
+        Routes::with_slots(nodes, nodes.next_power_of_two().clamp(64, KEPT_MAX), KEPT_ENTRIES)
     }
 
-    /// With `slots` kept searches (a power of two).
-    fn with_slots(nodes: usize, slots: usize) -> Self {
+    /// With `slots` kept searches (a power of two) holding at most `budget`
+    /// entries in all.
+    fn with_slots(nodes: usize, slots: usize, budget: usize) -> Self {
         debug_assert!(slots.is_power_of_two());
         Routes {
             dijkstra: Dijkstra::new(nodes),
@@ -259,6 +269,8 @@ impl Routes {
             kept: (0..slots).map(|_| Kept { source: u32::MAX, ..Kept::default() }).collect(),
             lookup: vec![f64::INFINITY; nodes],
             targets: Vec::new(),
+            held: 0,
+            budget,
         }
     }
 
@@ -320,9 +332,17 @@ impl Routes {
         }
         k.reach = self.dijkstra.run_to(g, source, bound * 1.1, &self.targets, min_reach);
         k.source = source;
+        let had = k.reached.capacity();
         k.reached.clear();
         k.reached.extend(self.dijkstra.reached());
+        self.held = self.held + k.reached.capacity() - had;
         out.extend(self.targets.iter().map(|&t| self.dijkstra.dist(t)));
+        if self.held > self.budget {
+            for k in &mut self.kept {
+                *k = Kept { source: u32::MAX, ..Kept::default() };
+            }
+            self.held = 0;
+        }
     }
 }
 
@@ -334,7 +354,8 @@ mod tests {
 
     /// Kept searches answer as a fresh search to the bound, whether every
     /// node has its own slot or four slots are shared by 400 nodes (kept
-    /// searches evicted all the time), at bounds small and large.
+    /// searches evicted all the time), or the entries kept are let go every
+    /// few searches, at bounds small and large.
     #[test]
     fn kept_searches_answer_as_fresh_ones() {
         let mut b = GraphBuilder::new(Space::Planar);
@@ -350,8 +371,12 @@ mod tests {
         let g = b.build().expect("finite");
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
         let nodes = g.nodes() as u32;
-        for slots in [4, 1 << 10] {
-            let mut kept = Routes::with_slots(g.nodes(), slots);
+        for (slots, budget) in [(4, KEPT_ENTRIES), (1 << 10, KEPT_ENTRIES), (1 << 10, 600)] {
+            let mut kept = Routes::with_slots(g.nodes(), slots, budget);
+            // Of this graph already (a new graph's first lookup starts afresh
+            // with the default slots and budget).
+            kept.graph = g.id();
+            let mut cleared = 0;
             let mut fresh = Routes::new(g.nodes());
             let (mut a, mut f) = (Vec::new(), Vec::new());
             let mut source = 0;
@@ -362,7 +387,10 @@ mod tests {
                 }
                 let targets: Vec<u32> = (0..rng.gen_range(1..12)).map(|_| rng.gen_range(0..nodes)).collect();
                 let bound = rng.gen_range(10.0..400.0);
+                let held = kept.held;
                 kept.lengths(&g, source, bound, 100.0, true, targets.iter().copied(), &mut a);
+                cleared += usize::from(kept.held < held);
+                assert!(kept.held <= budget);
                 fresh.lengths(&g, source, bound, 100.0, false, targets.iter().copied(), &mut f);
                 // Within the bound the same lengths; beyond it, both beyond.
                 for (x, y) in a.iter().zip(&f) {
@@ -370,6 +398,7 @@ mod tests {
                 }
                 assert_eq!(a.len(), targets.len());
             }
+            assert_eq!(cleared > 0, budget < KEPT_ENTRIES, "{cleared} clearings, {slots} slots");
         }
     }
 
