@@ -293,7 +293,7 @@ impl Routes {
         bound: f64,
         min_reach: f64,
         keep: bool,
-        targets: impl Iterator<Item = u32>,
+        targets: impl Iterator<Item = u32> + Clone,
         out: &mut Vec<f64>,
     ) {
         if self.graph != g.id() || self.lookup.len() < g.nodes() {
@@ -306,30 +306,29 @@ impl Routes {
             out.extend(targets.map(|t| self.dijkstra.dist(t)));
             return;
         }
-        self.targets.clear();
-        self.targets.extend(targets);
         // A power of two: the mask is the remainder.
         let slot = source as usize & (self.kept.len() - 1);
         let k = &mut self.kept[slot];
         if k.source == source {
+            let lookup = &mut self.lookup;
             for &(n, d) in &k.reached {
-                self.lookup[n as usize] = d;
+                lookup[n as usize] = d;
+            }
+            out.extend(targets.clone().map(|t| lookup[t as usize]));
+            for &(n, _) in &k.reached {
+                lookup[n as usize] = f64::INFINITY;
             }
             // Each target's distance is known when final (within the
             // search's reach), or beyond the bound when the search reached
             // past it.
-            let known = |d: f64| d <= k.reach || bound <= k.reach;
-            let hit = self.targets.iter().all(|&t| known(self.lookup[t as usize]));
-            if hit {
-                out.extend(self.targets.iter().map(|&t| self.lookup[t as usize]));
-            }
-            for &(n, _) in &k.reached {
-                self.lookup[n as usize] = f64::INFINITY;
-            }
-            if hit {
+            let reach = k.reach;
+            if bound <= reach || out.iter().all(|&d| d <= reach) {
                 return;
             }
+            out.clear();
         }
+        self.targets.clear();
+        self.targets.extend(targets);
         k.reach = self.dijkstra.run_to(g, source, bound * 1.1, &self.targets, min_reach);
         k.source = source;
         let had = k.reached.capacity();
