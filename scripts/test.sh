@@ -6,6 +6,31 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# SEGDIST_CLIPPY=1 (what .ci/run sets): the workspace's crates are
+# compiled for their tests by clippy's driver, warnings denied, so that CI
+# builds each of them once, linted and tested, instead of a check build to
+# lint them (with every dependency checked too: Arrow, Parquet, pyo3...)
+# and another to test them. `cargo test` builds every target `cargo clippy
+# --all-targets` lints (libraries, binaries, tests, examples; the workspace
+# has no benches). (Not segdist-sql's: its check build is kept, in .ci/run,
+# for `cargo doc`, which needs its dependencies checked.)
+lint=()
+if [[ "${SEGDIST_CLIPPY:-}" == 1 ]]; then
+    driver=$(rustup which clippy-driver)
+    lint=(env RUSTC_WORKSPACE_WRAPPER="$driver" CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__)
+    # The driver must deny warnings through CLIPPY_ARGS (how `cargo clippy`
+    # passes `-- -D warnings`): a file with a lint must fail, or the run
+    # would lint nothing and say nothing.
+    canary=$(mktemp -d)
+    echo 'pub fn f(v: &Vec<i32>) -> usize { v.len() }' > "$canary/lib.rs"
+    if "${lint[@]}" "$driver" rustc --edition 2021 --crate-type lib --emit=metadata \
+        -o "$canary/lib.rmeta" "$canary/lib.rs" > /dev/null 2>&1; then
+        echo "SEGDIST_CLIPPY: clippy-driver did not deny a lint given CLIPPY_ARGS; lint with cargo clippy instead" >&2
+        exit 1
+    fi
+    rm -rf "$canary"
+fi
+
 # segdist-sql (its own workspace and target folder: DataFusion and Ballista,
 # debug profile; its tests start a real scheduler and two executors on
 # loopback) builds and runs in the background from the start, its output
@@ -26,7 +51,7 @@ trap 'kill -- -"$sql_pid" 2> /dev/null || kill "$sql_pid" 2> /dev/null || true; 
 # own (`-p segdist-index --features geo-types`), cargo unified the
 # dependencies' features differently and rebuilt segdist, the index and
 # the collision layer, two and a half minutes of CI.
-cargo test --workspace --exclude segdist-bench --locked \
+"${lint[@]}" cargo test --workspace --exclude segdist-bench --locked \
     --features segdist-collide/glam,segdist-collide/mint,segdist-index/geo-types
 # The collision layer's example run short: a crowd in a maze, judged every
 # frame (exits 1 on any overlap or crossing). The example is the one
