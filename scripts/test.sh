@@ -51,13 +51,29 @@ trap 'kill -- -"$sql_pid" 2> /dev/null || kill "$sql_pid" 2> /dev/null || true; 
 # own (`-p segdist-index --features geo-types`), cargo unified the
 # dependencies' features differently and rebuilt segdist, the index and
 # the collision layer, two and a half minutes of CI.
-"${lint[@]}" cargo test --workspace --exclude segdist-bench --locked \
-    --features segdist-collide/glam,segdist-collide/mint,segdist-index/geo-types
+tests=(cargo test --workspace --exclude segdist-bench --locked
+    --features segdist-collide/glam,segdist-collide/mint,segdist-index/geo-types)
+"${lint[@]}" "${tests[@]}" --no-run
+# The release CLI, which the Python tests and the page test against, builds
+# while the tests run (cargo locks each profile's folder on its own): the
+# tests leave a core idle for much of their two minutes. Its output is
+# shown only if it fails; test-python.sh's own build of it then finds it
+# done (or, in the wheel's build, waits for it).
+cli_log=$(mktemp)
+cargo build --release --locked --bin segdist > "$cli_log" 2>&1 &
+cli_pid=$!
+trap 'kill -- -"$sql_pid" 2> /dev/null || kill "$sql_pid" 2> /dev/null || true; kill "$cli_pid" 2> /dev/null || true; rm -f "$sql_log" "$cli_log"' EXIT
+"${lint[@]}" "${tests[@]}"
 # The collision layer's example run short: a crowd in a maze, judged every
 # frame (exits 1 on any overlap or crossing). The example is the one
 # `cargo test` just built (the test profile, optimised): a release build of
 # it cost CI a minute more.
 "${CARGO_TARGET_DIR:-target}/debug/examples/crowd" --agents 2000 --frames 60 --size 60 --out target/crowd-test.svg
+if ! wait "$cli_pid"; then
+    cat "$cli_log"
+    echo "the release build of the CLI failed" >&2
+    exit 1
+fi
 scripts/test-python.sh
 # The interactive page: segdist-wasm built for WebAssembly and the page
 # tested in Chromium against the CLI. The first run installs the toolchain
