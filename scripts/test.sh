@@ -25,6 +25,7 @@ if [[ "${SEGDIST_CLIPPY:-}" == 1 ]]; then
     echo 'pub fn f(v: &Vec<i32>) -> usize { v.len() }' > "$canary/lib.rs"
     if "${lint[@]}" "$driver" rustc --edition 2021 --crate-type lib --emit=metadata \
         -o "$canary/lib.rmeta" "$canary/lib.rs" > /dev/null 2>&1; then
+        rm -rf "$canary"
         echo "SEGDIST_CLIPPY: clippy-driver did not deny a lint given CLIPPY_ARGS; lint with cargo clippy instead" >&2
         exit 1
     fi
@@ -57,8 +58,8 @@ tests=(cargo test --workspace --exclude segdist-bench --locked
 # The release CLI, which the Python tests and the page test against, builds
 # while the tests run (cargo locks each profile's folder on its own): the
 # tests leave a core idle for much of their two minutes. Its output is
-# shown only if it fails; test-python.sh's own build of it then finds it
-# done (or, in the wheel's build, waits for it).
+# shown only if it fails; it is waited for before test-python.sh, whose
+# own build of it then finds it done.
 cli_log=$(mktemp)
 cargo build --release --locked --bin segdist > "$cli_log" 2>&1 &
 cli_pid=$!
