@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use rstar::primitives::{GeomWithData, Line as RLine};
 use rstar::RTree;
 use segdist::Segment2;
-use segdist_index::{Index2, IndexBuilder, Polyline, QueryOptions};
+use segdist_index::{HitLists, Index2, IndexBuilder, Polyline, QueryOptions};
 
 use crate::report::{interleaved_sustained, median, Record};
 
@@ -235,6 +235,8 @@ fn knn_and_radius(segs: &[Seg], pts: &[[f64; 2]], radius: f64, (reps, turn): (us
     let cores = rayon::current_num_threads();
     let one = QueryOptions { threads: 1, ..Default::default() };
     let all = QueryOptions { threads: cores, ..Default::default() };
+    // One buffer of lists for the flat forms, kept from call to call.
+    let lists = std::cell::RefCell::new(HitLists::new());
     let times = interleaved_sustained(
         reps,
         turn,
@@ -271,8 +273,28 @@ fn knn_and_radius(segs: &[Seg], pts: &[[f64; 2]], radius: f64, (reps, turn): (us
                     black_box(tree.locate_within_distance(*p, r2).count());
                 }
             },
+            &mut || {
+                index.k_nearest_many_into(pts, 5, &one, &mut lists.borrow_mut());
+            },
+            &mut || {
+                index.k_nearest_many_into(pts, 5, &all, &mut lists.borrow_mut());
+            },
+            &mut || {
+                index.within_many_into(pts, radius, &one, &mut lists.borrow_mut());
+            },
+            &mut || {
+                index.within_many_into(pts, radius, &all, &mut lists.borrow_mut());
+            },
         ],
     );
+    // The flat lists are the Vec lists, bit for bit.
+    let mut lists = lists.into_inner();
+    let k5 = index.k_nearest_many(pts, 5, &one);
+    index.k_nearest_many_into(pts, 5, &all, &mut lists);
+    assert!(lists.iter().zip(&k5).all(|(f, v)| f == &v[..]) && lists.len() == n, "k = 5 flat lists");
+    let within = index.within_many(pts, radius, &one);
+    index.within_many_into(pts, radius, &one, &mut lists);
+    assert!(lists.iter().zip(&within).all(|(f, v)| f == &v[..]) && lists.len() == n, "radius flat lists");
     out.push(record("k5_uniform", "segdist-index-unordered", n, 1, times[0], None));
     out.push(record("k5_uniform", "segdist-index", n, 1, times[1], None));
     out.push(record("k5_uniform", "segdist-index", n, cores, times[2], None));
@@ -281,6 +303,10 @@ fn knn_and_radius(segs: &[Seg], pts: &[[f64; 2]], radius: f64, (reps, turn): (us
     out.push(record("radius_uniform", "segdist-index", n, 1, times[3], None));
     out.push(record("radius_uniform", "segdist-index", n, cores, times[4], None));
     out.push(record("radius_uniform", "rstar", n, 1, times[7], None));
+    out.push(record("k5_uniform", "segdist-index-into", n, 1, times[8], None));
+    out.push(record("k5_uniform", "segdist-index-into", n, cores, times[9], None));
+    out.push(record("radius_uniform", "segdist-index-into", n, 1, times[10], None));
+    out.push(record("radius_uniform", "segdist-index-into", n, cores, times[11], None));
 }
 
 /// Linear referencing on one long polyline: segdist's `Polyline` against

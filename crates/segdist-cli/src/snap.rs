@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
-use segdist_index::{Hit, Index, IndexBuilder, QueryOptions};
+use segdist_index::{Hit, HitLists, Index, IndexBuilder, QueryOptions};
 
 use crate::geom::{read_lines, InputOpts, Lines};
 use crate::output::{progress_bar, Output};
@@ -248,23 +248,28 @@ impl<const D: usize> Snapper<D> {
         hits
     }
 
-    /// [`query`](Self::query) into `hits`, reusing its buffer (for k = 1)
-    /// from one chunk of points to the next.
+    /// [`query`](Self::query) into `hits`, reusing its buffer from one
+    /// chunk of points to the next.
     pub fn query_into(&self, pts: &[[f64; D]], k: usize, max_distance: f64, hits: &mut Hits<D>) {
         let opts = QueryOptions { max_distance, threads: 0 };
         match hits {
             Hits::One(h) if k == 1 => self.index.nearest_many_into(pts, &opts, h),
             _ if k == 1 => *hits = Hits::One(self.index.nearest_many(pts, &opts)),
-            _ => *hits = Hits::Many(self.index.k_nearest_many(pts, k, &opts)),
+            Hits::Many(h) => self.index.k_nearest_many_into(pts, k, &opts, h),
+            _ => {
+                let mut h = HitLists::new();
+                self.index.k_nearest_many_into(pts, k, &opts, &mut h);
+                *hits = Hits::Many(h);
+            }
         }
     }
 }
 
-/// The hits of a run of points: at most one each (no allocation per
-/// point), or a ranked list each.
+/// The hits of a run of points: at most one each, or a ranked list each,
+/// flat (no allocation per point either way).
 pub enum Hits<const D: usize> {
     One(Vec<Option<Hit<D>>>),
-    Many(Vec<Vec<Hit<D>>>),
+    Many(HitLists<D>),
 }
 
 impl<const D: usize> Hits<D> {
@@ -272,7 +277,7 @@ impl<const D: usize> Hits<D> {
     pub fn get(&self, i: usize) -> &[Hit<D>] {
         match self {
             Hits::One(h) => h[i].as_slice(),
-            Hits::Many(h) => &h[i],
+            Hits::Many(h) => h.get(i).unwrap_or(&[]),
         }
     }
 }

@@ -4,11 +4,8 @@
 
 use rayon::prelude::*;
 
-use crate::index::{
-    sift_points_group, Chosen, Found, Group, Index, Pick, Resolver, Scratch, Want, NO_SLOT, SIFT_POINTS,
-};
-use crate::mem::{big_vec, big_vec_of, give_back, take, take_of, Stream};
-use crate::Hit;
+use crate::index::{sift_points_group, Chosen, Found, Group, Index, Pick, Resolver, Scratch, NO_SLOT, SIFT_POINTS};
+use crate::mem::{big_vec, give_back, take, take_of, Stream};
 
 /// Options of the batch queries ([`Index::nearest_many`],
 /// [`Polyline::locate_many`](crate::Polyline::locate_many)).
@@ -35,10 +32,10 @@ impl Default for QueryOptions {
 
 /// Neighbouring queries (along the curve) that share one walk down the
 /// tree.
-const GROUP: usize = 16;
+pub(crate) const GROUP: usize = 16;
 const _: () = assert!(GROUP <= SIFT_POINTS, "a group is sifted at once");
 /// Beyond this many leaves a group's queries search the tree one by one.
-const GROUP_LEAVES: usize = 64;
+pub(crate) const GROUP_LEAVES: usize = 64;
 
 /// Beyond this many candidate segments likewise.
 const GROUP_SEGMENTS: usize = 256;
@@ -327,148 +324,10 @@ impl<const D: usize> Index<D> {
         (in_order, ups_in_order)
     }
 
-    /// The `k` nearest segments to every point (each list nearest first,
-    /// ties by lowest id), in input order: the same answers as
-    /// [`k_nearest_within`](Self::k_nearest_within) point by point, bit for
-    /// bit. Coherent like [`nearest_many`](Self::nearest_many): a group of
-    /// neighbouring points shares one walk down the tree, bounded by the
-    /// previous point's `k` answers, and the fast kernel scans the group's
-    /// candidates for all of them at once.
-    ///
-    /// ```
-    /// use segdist_index::{Index, QueryOptions};
-    ///
-    /// let index = Index::<2>::from_segments(&[
-    ///     [[0.0, 0.0], [10.0, 0.0]],
-    ///     [[0.0, 4.0], [10.0, 4.0]],
-    ///     [[0.0, 9.0], [10.0, 9.0]],
-    /// ])?;
-    /// let hits = index.k_nearest_many(&[[1.0, 1.0], [5.0, 8.0]], 2, &QueryOptions::default());
-    /// assert_eq!(hits[0].iter().map(|h| h.feature).collect::<Vec<_>>(), [0, 1]);
-    /// assert_eq!(hits[1].iter().map(|h| h.feature).collect::<Vec<_>>(), [2, 1]);
-    /// # Ok::<(), segdist_index::BuildError>(())
-    /// ```
-    #[must_use]
-    pub fn k_nearest_many(&self, points: &[[f64; D]], k: usize, opts: &QueryOptions) -> Vec<Vec<Hit<D>>> {
-        if k == 0 {
-            return vec![Vec::new(); points.len()];
-        }
-        self.search_many(points, Want::Nearest(k), opts.max_distance, opts.threads)
-    }
-
-    /// Every segment within `radius` of every point (each list nearest
-    /// first, ties by lowest id), in input order: the same answers as
-    /// [`within`](Self::within) point by point, bit for bit, a group of
-    /// neighbouring points sharing one walk down the tree and one scan.
-    /// `opts.max_distance` lowers the radius further if smaller.
-    ///
-    /// ```
-    /// use segdist_index::{Index, QueryOptions};
-    ///
-    /// let index = Index::<2>::from_segments(&[[[0.0, 0.0], [10.0, 0.0]], [[0.0, 4.0], [10.0, 4.0]]])?;
-    /// let hits = index.within_many(&[[1.0, 1.0], [5.0, 2.0]], 2.0, &QueryOptions::default());
-    /// assert_eq!(hits[0].len(), 1);
-    /// assert_eq!(hits[1].iter().map(|h| h.distance).collect::<Vec<_>>(), [2.0, 2.0]);
-    /// # Ok::<(), segdist_index::BuildError>(())
-    /// ```
-    #[must_use]
-    pub fn within_many(&self, points: &[[f64; D]], radius: f64, opts: &QueryOptions) -> Vec<Vec<Hit<D>>> {
-        let limit = if radius.is_nan() { radius } else { radius.min(opts.max_distance) };
-        self.search_many(points, Want::All, limit, opts.threads)
-    }
-
-    /// The coherent k-nearest or radius search, in input order.
-    fn search_many(&self, points: &[[f64; D]], want: Want, limit: f64, threads: usize) -> Vec<Vec<Hit<D>>> {
-        const MAX: usize = 1 << 31;
-        if points.len() > MAX {
-            return points.chunks(MAX).flat_map(|part| self.search_many(part, want, limit, threads)).collect();
-        }
-        if points.is_empty() {
-            return Vec::new();
-        }
-        with_threads(threads, |par| self.search_sorted(points, want, limit, par))
-    }
-
-    /// [`search_many`](Self::search_many) on the current rayon pool (`par`)
-    /// or the calling thread.
-    fn search_sorted(&self, points: &[[f64; D]], want: Want, limit: f64, par: bool) -> Vec<Vec<Hit<D>>> {
-        let (order, sorted) = self.in_curve_order(points, par);
-        let run = |(chunk, out): (&[[f64; D]], &mut [Vec<Hit<D>>])| {
-            let mut scratch = Scratch::default();
-            let mut leaves = Vec::with_capacity(GROUP_LEAVES);
-            let mut cands = Group::default();
-            // The previous point's answers: the k nearest bound the next
-            // group's search.
-            let mut prev: Vec<u32> = Vec::new();
-            // That point and its k-th distance, when it has k answers.
-            let mut last: Option<([f64; D], f64)> = None;
-            let mut next = 0;
-            // (One point at a time until a first point has k answers, as
-            // in `nearest_sorted`.)
-            let mut size = if matches!(want, Want::Nearest(_)) { 1 } else { GROUP };
-            let mut rest = chunk;
-            while !rest.is_empty() {
-                let (group, tail) = rest.split_at(size.min(rest.len()));
-                rest = tail;
-                let bbox = bounding_box(group);
-                // How far the answers of any point of the group's box can
-                // be: the radius, or (k nearest) the farthest of the
-                // previous point's k answers.
-                let reach = match want {
-                    Want::All => Some(limit),
-                    Want::Nearest(k) if prev.len() == k => Some(self.reach(&bbox, &prev).min(limit)),
-                    Want::Nearest(_) => None,
-                };
-                let shared = reach.is_some_and(|u| self.share(&bbox, u, &mut leaves, &mut cands, &mut scratch));
-                if reach.is_some() {
-                    size = if shared { (size * 2).min(GROUP) } else { (size / 2).max(1) };
-                }
-                for p in group {
-                    let found = if shared {
-                        // The previous point's k answers are within its k-th
-                        // distance plus the step between the points (rounded
-                        // up with room): usually far tighter than the reach.
-                        let near = last.map_or(f64::INFINITY, |(q, d)| {
-                            let step = (0..D).map(|i| (p[i] - q[i]).powi(2)).sum::<f64>().sqrt();
-                            (d + step) * (1.0 + 1e-12)
-                        });
-                        self.search_in_group(p, want, limit, near, &mut cands, &mut scratch)
-                    } else {
-                        self.search(p, want, limit, &mut scratch)
-                    };
-                    if let Want::Nearest(k) = want {
-                        prev.clear();
-                        prev.extend(found.iter().map(|f| f.slot));
-                        last = (found.len() == k).then(|| (*p, found[k - 1].proj.distance));
-                    }
-                    out[next] = found.iter().map(|f| self.hit(f)).collect();
-                    next += 1;
-                }
-                if reach.is_none() && matches!(want, Want::Nearest(k) if prev.len() == k) {
-                    size = GROUP;
-                }
-            }
-        };
-        let mut results: Vec<Vec<Hit<D>>> = big_vec_of(Vec::new(), sorted.len());
-        if par {
-            sorted.par_chunks(CHUNK).zip(results.par_chunks_mut(CHUNK)).for_each(run);
-        } else {
-            run((&sorted, &mut results));
-        }
-        // Back to input order: moving each list (three words) into place.
-        let mut back: Vec<Vec<Hit<D>>> = big_vec_of(Vec::new(), results.len());
-        for (hits, &o) in results.into_iter().zip(&order) {
-            back[o as usize] = hits;
-        }
-        give_back(order);
-        give_back(sorted);
-        back
-    }
-
     /// The points in curve order, gathered in one pass (loads that do not
     /// wait on each other, where the searches would take each one's cache
     /// miss in turn), and the order itself.
-    fn in_curve_order(&self, points: &[[f64; D]], par: bool) -> (Vec<u32>, Vec<[f64; D]>) {
+    pub(crate) fn in_curve_order(&self, points: &[[f64; D]], par: bool) -> (Vec<u32>, Vec<[f64; D]>) {
         let order = self.curve_order(points, par);
         let gather = |&i: &u32| points[i as usize];
         let mut sorted = take(order.len());
@@ -483,7 +342,7 @@ impl<const D: usize> Index<D> {
     /// An upper bound on the distance from every point of `bbox` to every
     /// segment in `slots`: distance to a segment is convex, so over a box it
     /// peaks at a corner.
-    fn reach(&self, bbox: &([f64; D], [f64; D]), slots: &[u32]) -> f64 {
+    pub(crate) fn reach(&self, bbox: &([f64; D], [f64; D]), slots: &[u32]) -> f64 {
         let (glo, ghi) = bbox;
         let mut u = 0.0f64;
         for corner in 0..1usize << D {
@@ -500,7 +359,7 @@ impl<const D: usize> Index<D> {
     /// query, so it is a segment whose box meets the box around those
     /// balls, in a leaf that meets it too); `false` when there are too many,
     /// or the box is not finite: then the group searches query by query.
-    fn share(
+    pub(crate) fn share(
         &self,
         bbox: &([f64; D], [f64; D]),
         u: f64,
@@ -688,7 +547,7 @@ fn push_new(answers: &mut Vec<u32>, slot: u32) {
 }
 
 /// The bounding box of the finite coordinates of `points`.
-fn bounding_box<const D: usize>(points: &[[f64; D]]) -> ([f64; D], [f64; D]) {
+pub(crate) fn bounding_box<const D: usize>(points: &[[f64; D]]) -> ([f64; D], [f64; D]) {
     let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
     for p in points {
         for k in 0..D {

@@ -55,6 +55,7 @@ mod build;
 mod geo;
 mod hilbert;
 mod index;
+mod lists;
 // Public for segdist-py's output columns; not part of the API.
 #[doc(hidden)]
 pub mod mem;
@@ -64,6 +65,7 @@ mod sink;
 pub use batch::QueryOptions;
 pub use build::{BuildError, IndexBuilder};
 pub use index::{Hit, Index, Index2, Index3};
+pub use lists::HitLists;
 pub use polyline::{along, cumulative, cumulative_into, cumulative_lengths, fraction, Location, Polyline};
 pub use sink::Sink;
 

@@ -8,7 +8,7 @@ use common::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use segdist::Segment;
-use segdist_index::{BuildError, Hit, Index, IndexBuilder, QueryOptions};
+use segdist_index::{BuildError, Hit, HitLists, Index, IndexBuilder, QueryOptions};
 
 fn rng(seed: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed)
@@ -322,6 +322,49 @@ fn bad_query_arguments_find_nothing() {
         let got: Vec<Vec<_>> =
             index.k_nearest_many(&pts, k, &opts).iter().map(|h| h.iter().map(bits).collect()).collect();
         assert_eq!(got, want, "k {k} within {max}");
+        let mut flat = HitLists::new();
+        index.k_nearest_many_into(&pts, k, &opts, &mut flat);
+        let got: Vec<Vec<_>> = flat.iter().map(|h| h.iter().map(bits).collect()).collect();
+        assert_eq!(got, want, "k {k} within {max}, flat");
+    }
+    for radius in [-1.0, f64::NAN, 0.0, 0.3, f64::INFINITY] {
+        let want: Vec<Vec<_>> = pts.iter().map(|p| index.within(*p, radius).iter().map(bits).collect()).collect();
+        let mut flat = HitLists::new();
+        index.within_many_into(&pts, radius, &opts, &mut flat);
+        let got: Vec<Vec<_>> = flat.iter().map(|h| h.iter().map(bits).collect()).collect();
+        assert_eq!(got, want, "radius {radius}, flat");
+    }
+    let mut flat = HitLists::new();
+    index.within_many_into(&pts, 1.0, &opts, &mut flat);
+    index.within_many_into(&[], 1.0, &opts, &mut flat);
+    assert!(flat.is_empty() && flat.hits().is_empty() && flat.offsets() == [0]);
+}
+
+/// The flat lists are gathered from runs of points along the curve, a few a
+/// worker: on any number of workers, and with more runs than workers, each
+/// point's list is the `Vec` form's, in input order.
+#[test]
+fn flat_lists_answer_as_the_vec_lists_on_every_number_of_workers() {
+    let mut r = rng(61);
+    let segs: Vec<[[f64; 2]; 2]> = (0..3_000)
+        .map(|_| {
+            let a = [r.r#gen::<f64>(), r.r#gen::<f64>()];
+            [a, [a[0] + 0.02 * r.r#gen::<f64>(), a[1] + 0.02 * r.r#gen::<f64>()]]
+        })
+        .collect();
+    let index = Index::<2>::from_segments(&segs).unwrap();
+    // 20,000 points in runs of 4,096 or so: several a worker, the last short.
+    let pts: Vec<[f64; 2]> = (0..20_000).map(|_| [r.r#gen::<f64>(), r.r#gen::<f64>()]).collect();
+    let want_k = index.k_nearest_many(&pts, 4, &QueryOptions { threads: 1, ..Default::default() });
+    let want_r = index.within_many(&pts, 0.02, &QueryOptions { threads: 1, ..Default::default() });
+    assert!(want_r.iter().map(Vec::len).sum::<usize>() > 20_000);
+    let mut flat = HitLists::new();
+    for threads in [1, 2, 3, 0] {
+        let opts = QueryOptions { threads, ..Default::default() };
+        index.k_nearest_many_into(&pts, 4, &opts, &mut flat);
+        assert!(flat.len() == pts.len() && flat.iter().zip(&want_k).all(|(f, w)| f == &w[..]), "{threads}");
+        index.within_many_into(&pts, 0.02, &opts, &mut flat);
+        assert!(flat.len() == pts.len() && flat.iter().zip(&want_r).all(|(f, w)| f == &w[..]), "{threads}");
     }
 }
 

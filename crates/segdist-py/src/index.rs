@@ -13,7 +13,7 @@ use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use rayon::prelude::*;
-use segdist_index::{along, cumulative_into, fraction, Hit, Index, IndexBuilder, QueryOptions, Sink};
+use segdist_index::{along, cumulative_into, fraction, Hit, HitLists, Index, IndexBuilder, QueryOptions, Sink};
 
 use crate::arrays::{column, points_array, rows, with_threads};
 
@@ -475,16 +475,17 @@ impl<const D: usize> Features<D> {
         py: Python<'py>,
         points: &PyReadonlyArray2<'py, f64>,
         threads: Option<usize>,
-        query: impl FnOnce(&Index<D>, &[[f64; D]]) -> Vec<Vec<Hit<D>>> + Send,
+        query: impl FnOnce(&Index<D>, &[[f64; D]], &mut HitLists<D>) + Send,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let points = rows::<f64, D>(points, "points")?;
         let out = py.detach(|| -> PyResult<Columns<D>> {
-            let hits = query(&self.index, points);
-            let flat: Vec<(usize, Hit<D>)> =
-                hits.into_iter().enumerate().flat_map(|(q, hs)| hs.into_iter().map(move |h| (q, h))).collect();
-            let query = flat.iter().map(|&(q, _)| q as i64).collect();
-            Columns::fill(flat.len(), Some(query), threads, |range| {
-                flat[range].iter().map(|(_, h)| Some(Snap::new(h, self.along(h))))
+            // The lists flat, as the columns are: no list a point.
+            let mut lists = HitLists::new();
+            query(&self.index, points, &mut lists);
+            let query = lists.iter().enumerate().flat_map(|(q, l)| std::iter::repeat_n(q as i64, l.len())).collect();
+            let hits = lists.hits();
+            Columns::fill(hits.len(), Some(query), threads, |range| {
+                hits[range].iter().map(|h| Some(Snap::new(h, self.along(h))))
             })
         })?;
         out.into_py(py)
@@ -660,7 +661,7 @@ impl SegmentIndex {
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let opts = query_options(max_distance, threads)?;
-        on_dim!(self, f => f.many(py, &points, threads, |i, p| i.k_nearest_many(p, k, &opts)))
+        on_dim!(self, f => f.many(py, &points, threads, |i, p, out| i.k_nearest_many_into(p, k, &opts, out)))
     }
 
     #[pyo3(signature = (points, radius, threads = None))]
@@ -673,7 +674,7 @@ impl SegmentIndex {
     ) -> PyResult<Bound<'py, PyTuple>> {
         let radius = check_distance(radius, "radius")?;
         let opts = query_options(f64::INFINITY, threads)?;
-        on_dim!(self, f => f.many(py, &points, threads, |i, p| i.within_many(p, radius, &opts)))
+        on_dim!(self, f => f.many(py, &points, threads, |i, p, out| i.within_many_into(p, radius, &opts, out)))
     }
 
     #[pyo3(signature = (feature, distance, normalized = false))]

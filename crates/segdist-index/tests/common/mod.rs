@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use segdist::Segment;
-use segdist_index::{Hit, Index, IndexBuilder, QueryOptions, Sink};
+use segdist_index::{Hit, HitLists, Index, IndexBuilder, QueryOptions, Sink};
 
 /// Features → parts → vertices.
 pub type Features<const D: usize> = Vec<Vec<Vec<[f64; D]>>>;
@@ -119,6 +119,20 @@ pub fn check<const D: usize>(features: &Features<D>, queries: &[[f64; D]], radiu
             for ((g, w), p) in got.iter().zip(want).zip(queries) {
                 same(g, w, what, *p);
             }
+        }
+        // The flat forms, into one buffer used again batch after batch:
+        // the same lists, bit for bit, nothing of the batch before left.
+        let mut flat = HitLists::new();
+        for (what, got) in ["k 2", "k 5", "within", "k 3 within"].into_iter().zip(&batches) {
+            match what {
+                "k 2" => index.k_nearest_many_into(queries, 2, &opts, &mut flat),
+                "k 5" => index.k_nearest_many_into(queries, 5, &opts, &mut flat),
+                "within" => index.within_many_into(queries, radius, &opts, &mut flat),
+                _ => index.k_nearest_many_into(queries, 3, &within, &mut flat),
+            }
+            assert_eq!(flat.len(), got.len(), "{what}, flat");
+            assert!(flat.iter().zip(got).all(|(f, g)| f == &g[..]), "{what}, flat");
+            assert_eq!(flat.hits().len(), got.iter().map(Vec::len).sum::<usize>(), "{what}, flat");
         }
         let batch = index.nearest_many(queries, &opts);
         assert_eq!(batch.len(), queries.len());

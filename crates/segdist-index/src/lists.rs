@@ -1,0 +1,434 @@
+//! The k-nearest and radius batches: every point's list of answers, in input
+//! order, either as a `Vec` a point ([`Index::k_nearest_many`],
+//! [`Index::within_many`]) or flat in one buffer the caller keeps from call
+//! to call ([`HitLists`], [`Index::k_nearest_many_into`],
+//! [`Index::within_many_into`]). Both run the same search
+//! ([`Index::search_run`]): the points in curve order, a group of
+//! neighbours sharing one walk down the tree and one scan, each point's
+//! survivors evaluated by the accurate kernel and ranked.
+
+use rayon::prelude::*;
+
+use crate::batch::{bounding_box, with_threads, CHUNK, GROUP, GROUP_LEAVES};
+use crate::index::{Found, Group, Index, Scratch, Want};
+use crate::mem::{big_vec_of, give_back, take, take_of};
+use crate::{Hit, QueryOptions};
+
+/// The answers of a batch of k-nearest or radius queries, flat: point `i`'s
+/// list is `hits()[offsets()[i]..offsets()[i + 1]]`, nearest first (ties by
+/// lowest id). Filled by [`Index::k_nearest_many_into`] and
+/// [`Index::within_many_into`], which clear it first and keep its room:
+/// passed again call after call, it costs no allocation once grown, where a
+/// `Vec` a point cost two a point (an allocation and its release).
+///
+/// ```
+/// use segdist_index::{HitLists, Index, QueryOptions};
+///
+/// let index = Index::<2>::from_segments(&[[[0.0, 0.0], [10.0, 0.0]], [[0.0, 4.0], [10.0, 4.0]]])?;
+/// let mut lists = HitLists::new();
+/// index.within_many_into(&[[1.0, 1.0], [5.0, 2.0], [5.0, 9.0]], 2.0, &QueryOptions::default(), &mut lists);
+/// assert_eq!(lists.len(), 3);
+/// assert_eq!(lists.offsets(), [0, 1, 3, 3]);
+/// assert_eq!(lists.get(1).unwrap().iter().map(|h| h.feature).collect::<Vec<_>>(), [0, 1]);
+/// assert!(lists.get(2).unwrap().is_empty());
+/// # Ok::<(), segdist_index::BuildError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct HitLists<const D: usize> {
+    offsets: Vec<usize>,
+    hits: Vec<Hit<D>>,
+    /// The answers of each run of points in curve order, before they are
+    /// put in input order: kept for the next batch (written afresh, their
+    /// pages faulted in each time, they made the flat form slower than a
+    /// `Vec` a point).
+    runs: Vec<Vec<Hit<D>>>,
+}
+
+impl<const D: usize> Default for HitLists<D> {
+    fn default() -> Self {
+        HitLists { offsets: vec![0], hits: Vec::new(), runs: Vec::new() }
+    }
+}
+
+/// Lists are equal when their offsets and answers are.
+impl<const D: usize> PartialEq for HitLists<D> {
+    fn eq(&self, other: &Self) -> bool {
+        self.offsets == other.offsets && self.hits == other.hits
+    }
+}
+
+impl<const D: usize> HitLists<D> {
+    /// No lists.
+    ///
+    /// ```
+    /// let lists = segdist_index::HitLists::<2>::new();
+    /// assert!(lists.is_empty());
+    /// assert_eq!(lists.offsets(), [0]);
+    /// ```
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many lists (queries).
+    ///
+    /// ```
+    /// assert_eq!(segdist_index::HitLists::<3>::new().len(), 0);
+    /// ```
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Whether there are no lists.
+    ///
+    /// ```
+    /// assert!(segdist_index::HitLists::<2>::default().is_empty());
+    /// ```
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Query `i`'s answers, nearest first; `None` past the end.
+    ///
+    /// ```
+    /// let lists = segdist_index::HitLists::<2>::new();
+    /// assert!(lists.get(0).is_none());
+    /// ```
+    #[must_use]
+    pub fn get(&self, i: usize) -> Option<&[Hit<D>]> {
+        let (&a, &b) = (self.offsets.get(i)?, self.offsets.get(i + 1)?);
+        Some(&self.hits[a..b])
+    }
+
+    /// Every query's answers, in order.
+    ///
+    /// ```
+    /// use segdist_index::{HitLists, Index, QueryOptions};
+    ///
+    /// let index = Index::<2>::from_segments(&[[[0.0, 0.0], [10.0, 0.0]], [[0.0, 4.0], [10.0, 4.0]]])?;
+    /// let mut lists = HitLists::new();
+    /// index.k_nearest_many_into(&[[1.0, 1.0], [5.0, 3.0]], 1, &QueryOptions::default(), &mut lists);
+    /// let nearest: Vec<usize> = lists.iter().map(|l| l[0].feature).collect();
+    /// assert_eq!(nearest, [0, 1]);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[Hit<D>]> + '_ {
+        self.offsets.windows(2).map(|w| &self.hits[w[0]..w[1]])
+    }
+
+    /// Every answer, list after list.
+    ///
+    /// ```
+    /// assert!(segdist_index::HitLists::<2>::new().hits().is_empty());
+    /// ```
+    #[must_use]
+    pub fn hits(&self) -> &[Hit<D>] {
+        &self.hits
+    }
+
+    /// Where each list starts in [`hits`](Self::hits), and, last, where the
+    /// last ends: `len() + 1` numbers from 0.
+    ///
+    /// ```
+    /// assert_eq!(segdist_index::HitLists::<2>::new().offsets(), [0]);
+    /// ```
+    #[must_use]
+    pub fn offsets(&self) -> &[usize] {
+        &self.offsets
+    }
+
+    /// Empties the lists, keeping their room.
+    ///
+    /// ```
+    /// let mut lists = segdist_index::HitLists::<2>::new();
+    /// lists.clear();
+    /// assert!(lists.is_empty());
+    /// ```
+    pub fn clear(&mut self) {
+        self.offsets.clear();
+        self.offsets.push(0);
+        self.hits.clear();
+    }
+}
+
+impl<const D: usize> Index<D> {
+    /// The `k` nearest segments to every point (each list nearest first,
+    /// ties by lowest id), in input order: the same answers as
+    /// [`k_nearest_within`](Self::k_nearest_within) point by point, bit for
+    /// bit. Coherent like [`nearest_many`](Self::nearest_many): a group of
+    /// neighbouring points shares one walk down the tree, bounded by the
+    /// previous point's `k` answers, and the fast kernel scans the group's
+    /// candidates for all of them at once. For a stream of batches,
+    /// [`k_nearest_many_into`](Self::k_nearest_many_into) answers into a
+    /// buffer kept from call to call, without a `Vec` a point.
+    ///
+    /// ```
+    /// use segdist_index::{Index, QueryOptions};
+    ///
+    /// let index = Index::<2>::from_segments(&[
+    ///     [[0.0, 0.0], [10.0, 0.0]],
+    ///     [[0.0, 4.0], [10.0, 4.0]],
+    ///     [[0.0, 9.0], [10.0, 9.0]],
+    /// ])?;
+    /// let hits = index.k_nearest_many(&[[1.0, 1.0], [5.0, 8.0]], 2, &QueryOptions::default());
+    /// assert_eq!(hits[0].iter().map(|h| h.feature).collect::<Vec<_>>(), [0, 1]);
+    /// assert_eq!(hits[1].iter().map(|h| h.feature).collect::<Vec<_>>(), [2, 1]);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn k_nearest_many(&self, points: &[[f64; D]], k: usize, opts: &QueryOptions) -> Vec<Vec<Hit<D>>> {
+        if k == 0 {
+            return vec![Vec::new(); points.len()];
+        }
+        self.search_many(points, Want::Nearest(k), opts.max_distance, opts.threads)
+    }
+
+    /// Every segment within `radius` of every point (each list nearest
+    /// first, ties by lowest id), in input order: the same answers as
+    /// [`within`](Self::within) point by point, bit for bit, a group of
+    /// neighbouring points sharing one walk down the tree and one scan.
+    /// `opts.max_distance` lowers the radius further if smaller. For a
+    /// stream of batches, [`within_many_into`](Self::within_many_into)
+    /// answers into a buffer kept from call to call.
+    ///
+    /// ```
+    /// use segdist_index::{Index, QueryOptions};
+    ///
+    /// let index = Index::<2>::from_segments(&[[[0.0, 0.0], [10.0, 0.0]], [[0.0, 4.0], [10.0, 4.0]]])?;
+    /// let hits = index.within_many(&[[1.0, 1.0], [5.0, 2.0]], 2.0, &QueryOptions::default());
+    /// assert_eq!(hits[0].len(), 1);
+    /// assert_eq!(hits[1].iter().map(|h| h.distance).collect::<Vec<_>>(), [2.0, 2.0]);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn within_many(&self, points: &[[f64; D]], radius: f64, opts: &QueryOptions) -> Vec<Vec<Hit<D>>> {
+        let limit = if radius.is_nan() { radius } else { radius.min(opts.max_distance) };
+        self.search_many(points, Want::All, limit, opts.threads)
+    }
+
+    /// [`k_nearest_many`](Self::k_nearest_many) into `out`: cleared, then
+    /// every point's list in input order, flat (see [`HitLists`]), in the
+    /// room `out` already has where it is enough. The same answers, bit for
+    /// bit; a list a point without a `Vec` a point.
+    ///
+    /// ```
+    /// use segdist_index::{HitLists, Index, QueryOptions};
+    ///
+    /// let index = Index::<2>::from_segments(&[
+    ///     [[0.0, 0.0], [10.0, 0.0]],
+    ///     [[0.0, 4.0], [10.0, 4.0]],
+    ///     [[0.0, 9.0], [10.0, 9.0]],
+    /// ])?;
+    /// let mut lists = HitLists::new();
+    /// for chunk in [[[1.0, 1.0], [5.0, 8.0]], [[2.0, 5.0], [f64::NAN, 0.0]]] {
+    ///     index.k_nearest_many_into(&chunk, 2, &QueryOptions::default(), &mut lists);
+    ///     assert_eq!(lists.len(), 2);
+    /// }
+    /// assert_eq!(lists.get(0).unwrap().iter().map(|h| h.feature).collect::<Vec<_>>(), [1, 2]);
+    /// assert!(lists.get(1).unwrap().is_empty()); // not a finite point: no answer
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    pub fn k_nearest_many_into(&self, points: &[[f64; D]], k: usize, opts: &QueryOptions, out: &mut HitLists<D>) {
+        out.clear();
+        if k == 0 {
+            out.offsets.resize(points.len() + 1, 0);
+            return;
+        }
+        self.search_flat(points, Want::Nearest(k), opts.max_distance, opts.threads, out);
+    }
+
+    /// [`within_many`](Self::within_many) into `out`: cleared, then every
+    /// point's list in input order, flat (see [`HitLists`]). The same
+    /// answers, bit for bit.
+    ///
+    /// ```
+    /// use segdist_index::{HitLists, Index, QueryOptions};
+    ///
+    /// let index = Index::<2>::from_segments(&[[[0.0, 0.0], [10.0, 0.0]], [[0.0, 4.0], [10.0, 4.0]]])?;
+    /// let mut lists = HitLists::new();
+    /// index.within_many_into(&[[1.0, 1.0], [5.0, 2.0]], 2.0, &QueryOptions::default(), &mut lists);
+    /// assert_eq!(lists.get(0).unwrap().len(), 1);
+    /// assert_eq!(lists.get(1).unwrap().iter().map(|h| h.distance).collect::<Vec<_>>(), [2.0, 2.0]);
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    pub fn within_many_into(&self, points: &[[f64; D]], radius: f64, opts: &QueryOptions, out: &mut HitLists<D>) {
+        out.clear();
+        let limit = if radius.is_nan() { radius } else { radius.min(opts.max_distance) };
+        self.search_flat(points, Want::All, limit, opts.threads, out);
+    }
+
+    /// The coherent k-nearest or radius search, in input order.
+    fn search_many(&self, points: &[[f64; D]], want: Want, limit: f64, threads: usize) -> Vec<Vec<Hit<D>>> {
+        if points.len() > MAX {
+            return points.chunks(MAX).flat_map(|part| self.search_many(part, want, limit, threads)).collect();
+        }
+        if points.is_empty() {
+            return Vec::new();
+        }
+        with_threads(threads, |par| self.search_sorted(points, want, limit, par))
+    }
+
+    /// [`search_many`](Self::search_many) on the current rayon pool (`par`)
+    /// or the calling thread.
+    fn search_sorted(&self, points: &[[f64; D]], want: Want, limit: f64, par: bool) -> Vec<Vec<Hit<D>>> {
+        let (order, sorted) = self.in_curve_order(points, par);
+        let run = |(chunk, out): (&[[f64; D]], &mut [Vec<Hit<D>>])| {
+            let mut next = 0;
+            self.search_run(chunk, want, limit, |found| {
+                out[next] = found.iter().map(|f| self.hit(f)).collect();
+                next += 1;
+            });
+        };
+        let mut results: Vec<Vec<Hit<D>>> = big_vec_of(Vec::new(), sorted.len());
+        if par {
+            sorted.par_chunks(CHUNK).zip(results.par_chunks_mut(CHUNK)).for_each(run);
+        } else {
+            run((&sorted, &mut results));
+        }
+        // Back to input order: moving each list (three words) into place.
+        let mut back: Vec<Vec<Hit<D>>> = big_vec_of(Vec::new(), results.len());
+        for (hits, &o) in results.into_iter().zip(&order) {
+            back[o as usize] = hits;
+        }
+        give_back(order);
+        give_back(sorted);
+        back
+    }
+
+    /// The coherent k-nearest or radius search, appended to `out` in input
+    /// order.
+    fn search_flat(&self, points: &[[f64; D]], want: Want, limit: f64, threads: usize, out: &mut HitLists<D>) {
+        if points.len() > MAX {
+            for part in points.chunks(MAX) {
+                self.search_flat(part, want, limit, threads, out);
+            }
+            return;
+        }
+        if !points.is_empty() {
+            with_threads(threads, |par| self.search_sorted_flat(points, want, limit, par, out));
+        }
+    }
+
+    /// [`search_flat`](Self::search_flat) on the current rayon pool (`par`)
+    /// or the calling thread. Each worker answers a run of points in curve
+    /// order into its own flat buffer, with a count a point; then the lists
+    /// are copied into `out` in input order, each from where its point's
+    /// run put it.
+    fn search_sorted_flat(&self, points: &[[f64; D]], want: Want, limit: f64, par: bool, out: &mut HitLists<D>) {
+        let (order, sorted) = self.in_curve_order(points, par);
+        let n = sorted.len();
+        let mut counts: Vec<u32> = take_of(0, n);
+        let run = |((run, counts), hits): (RunOf<'_, D>, &mut Vec<Hit<D>>)| {
+            hits.clear();
+            let mut next = 0;
+            self.search_run(run, want, limit, |found| {
+                counts[next] = found.len() as u32;
+                next += 1;
+                hits.extend(found.iter().map(|f| self.hit(f)));
+            });
+        };
+        // Runs of whole chunks, a few a worker (each run fills one buffer).
+        let per = if par { n.div_ceil(4 * rayon::current_num_threads()).div_ceil(CHUNK).max(1) * CHUNK } else { n };
+        let mut runs = std::mem::take(&mut out.runs);
+        runs.resize_with(n.div_ceil(per), Vec::new);
+        if par {
+            sorted.par_chunks(per).zip(counts.par_chunks_mut(per)).zip(runs.par_iter_mut()).for_each(run);
+        } else {
+            run(((&sorted, &mut counts), &mut runs[0]));
+        }
+        // Where each point's list starts in its run's buffer (run `j / per`).
+        let mut starts: Vec<u32> = take(n);
+        let mut inverse: Vec<u32> = take_of(0, n);
+        for (j, &o) in order.iter().enumerate() {
+            inverse[o as usize] = j as u32;
+        }
+        let mut at = 0u32;
+        for (j, &c) in counts.iter().enumerate() {
+            if j % per == 0 {
+                at = 0;
+            }
+            starts.push(at);
+            at += c;
+        }
+        out.offsets.reserve(n);
+        out.hits.reserve(runs.iter().map(Vec::len).sum());
+        for &j in &inverse {
+            let (j, c) = (j as usize, counts[j as usize] as usize);
+            let s = starts[j] as usize;
+            out.hits.extend_from_slice(&runs[j / per][s..s + c]);
+            out.offsets.push(out.hits.len());
+        }
+        out.runs = runs;
+        give_back(starts);
+        give_back(inverse);
+        give_back(counts);
+        give_back(order);
+        give_back(sorted);
+    }
+
+    /// Searches `points` (in curve order) one after the other, groups of
+    /// neighbours sharing a walk, and hands each point's answers to `emit`
+    /// in turn.
+    fn search_run(&self, points: &[[f64; D]], want: Want, limit: f64, mut emit: impl FnMut(&[Found<D>])) {
+        let mut scratch = Scratch::default();
+        let mut leaves = Vec::with_capacity(GROUP_LEAVES);
+        let mut cands = Group::default();
+        // The previous point's answers: the k nearest bound the next
+        // group's search.
+        let mut prev: Vec<u32> = Vec::new();
+        // That point and its k-th distance, when it has k answers.
+        let mut last: Option<([f64; D], f64)> = None;
+        // (One point at a time until a first point has k answers, as
+        // in `nearest_sorted`.)
+        let mut size = if matches!(want, Want::Nearest(_)) { 1 } else { GROUP };
+        let mut rest = points;
+        while !rest.is_empty() {
+            let (group, tail) = rest.split_at(size.min(rest.len()));
+            rest = tail;
+            let bbox = bounding_box(group);
+            // How far the answers of any point of the group's box can
+            // be: the radius, or (k nearest) the farthest of the
+            // previous point's k answers.
+            let reach = match want {
+                Want::All => Some(limit),
+                Want::Nearest(k) if prev.len() == k => Some(self.reach(&bbox, &prev).min(limit)),
+                Want::Nearest(_) => None,
+            };
+            let shared = reach.is_some_and(|u| self.share(&bbox, u, &mut leaves, &mut cands, &mut scratch));
+            if reach.is_some() {
+                size = if shared { (size * 2).min(GROUP) } else { (size / 2).max(1) };
+            }
+            for p in group {
+                let found = if shared {
+                    // The previous point's k answers are within its k-th
+                    // distance plus the step between the points (rounded
+                    // up with room): usually far tighter than the reach.
+                    let near = last.map_or(f64::INFINITY, |(q, d)| {
+                        let step = (0..D).map(|i| (p[i] - q[i]).powi(2)).sum::<f64>().sqrt();
+                        (d + step) * (1.0 + 1e-12)
+                    });
+                    self.search_in_group(p, want, limit, near, &mut cands, &mut scratch)
+                } else {
+                    self.search(p, want, limit, &mut scratch)
+                };
+                if let Want::Nearest(k) = want {
+                    prev.clear();
+                    prev.extend(found.iter().map(|f| f.slot));
+                    last = (found.len() == k).then(|| (*p, found[k - 1].proj.distance));
+                }
+                emit(found);
+            }
+            if reach.is_none() && matches!(want, Want::Nearest(k) if prev.len() == k) {
+                size = GROUP;
+            }
+        }
+    }
+}
+
+/// A run of points in curve order and its count of answers a point.
+type RunOf<'a, const D: usize> = (&'a [[f64; D]], &'a mut [u32]);
+
+/// At most this many points a search (positions along the curve are `u32`).
+const MAX: usize = 1 << 31;
