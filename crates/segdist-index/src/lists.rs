@@ -19,7 +19,10 @@ use crate::{Hit, QueryOptions};
 /// lowest id). Filled by [`Index::k_nearest_many_into`] and
 /// [`Index::within_many_into`], which clear it first and keep its room:
 /// passed again call after call, it costs no allocation once grown, where a
-/// `Vec` a point cost two a point (an allocation and its release).
+/// `Vec` a point cost two a point (an allocation and its release). It keeps
+/// the search's own buffers too (the answers in curve order, before they
+/// are put in input order): about twice the memory of its answers, held
+/// until it is dropped.
 ///
 /// ```
 /// use segdist_index::{HitLists, Index, QueryOptions};
