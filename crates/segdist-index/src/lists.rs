@@ -342,24 +342,25 @@ impl<const D: usize> Index<D> {
             run(((&sorted, &mut counts), &mut runs[0]));
         }
         // Where each point's list starts in its run's buffer (run `j / per`).
-        let mut starts: Vec<u32> = take(n);
+        // (`usize`: a run's answers may pass 2^32 where its points cannot.)
+        let mut starts: Vec<usize> = take(n);
         let mut inverse: Vec<u32> = take_of(0, n);
         for (j, &o) in order.iter().enumerate() {
             inverse[o as usize] = j as u32;
         }
-        let mut at = 0u32;
+        let mut at = 0;
         for (j, &c) in counts.iter().enumerate() {
             if j % per == 0 {
                 at = 0;
             }
             starts.push(at);
-            at += c;
+            at += c as usize;
         }
         out.offsets.reserve(n);
         out.hits.reserve(runs.iter().map(Vec::len).sum());
         for &j in &inverse {
             let (j, c) = (j as usize, counts[j as usize] as usize);
-            let s = starts[j] as usize;
+            let s = starts[j];
             out.hits.extend_from_slice(&runs[j / per][s..s + c]);
             out.offsets.push(out.hits.len());
         }

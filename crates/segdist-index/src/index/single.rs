@@ -303,6 +303,10 @@ impl<const D: usize> Index<D> {
                 (d[i], id[i]) = (di, ii);
             }
             let at = places(&d, &id, n);
+            // (Each survivor once: its place is taken by no other.)
+            debug_assert!(at[..n]
+                .windows(2)
+                .all(|w| (d[w[0] as usize], id[w[0] as usize]) < (d[w[1] as usize], id[w[1] as usize])));
             for &i in &at[..n.min(keep)] {
                 let (_, id, j) = ev.ranks[i as usize];
                 let (slot, proj) = (s.cands[j as usize].1, ev.get(j as usize));
