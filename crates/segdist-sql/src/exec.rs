@@ -24,7 +24,7 @@ use datafusion::physical_plan::{
 };
 use futures::StreamExt;
 use segdist_geo::{GeoHit, GeoIndex};
-use segdist_index::{Hit, Index, IndexBuilder, QueryOptions};
+use segdist_index::{Hit, HitLists, Index, IndexBuilder, QueryOptions};
 use tokio::sync::OnceCell;
 
 use crate::geometry::{self, Lines};
@@ -367,7 +367,10 @@ impl Prepared {
                 rows.push_all(i, valid(i), h.iter().map(one));
             }
         } else {
-            for (i, hs) in ix.k_nearest_many(pts, k, opts).iter().enumerate() {
+            // Flat: no `Vec` a point.
+            let mut lists = HitLists::new();
+            ix.k_nearest_many_into(pts, k, opts, &mut lists);
+            for (i, hs) in lists.iter().enumerate() {
                 rows.push_all(i, valid(i), hs.iter().map(one));
             }
         }
