@@ -487,8 +487,7 @@ impl<T: Copy> Shared<T> {
 ///
 /// # Safety
 /// As [`scatter`].
-#[cfg(test)]
-unsafe fn inverse(order: &[u32], par: bool) -> Vec<u32> {
+pub(crate) unsafe fn inverse(order: &[u32], par: bool) -> Vec<u32> {
     // SAFETY: this function's contract.
     unsafe { scatter(order, |i| i as u32, 0, par) }
 }

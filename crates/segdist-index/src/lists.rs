@@ -9,7 +9,7 @@
 
 use rayon::prelude::*;
 
-use crate::batch::{bounding_box, with_threads, CHUNK, GROUP, GROUP_LEAVES};
+use crate::batch::{bounding_box, inverse, with_threads, CHUNK, GROUP, GROUP_LEAVES};
 use crate::index::{Found, Group, Index, Scratch, Want};
 use crate::mem::{big_vec_of, give_back, take, take_of};
 use crate::{Hit, QueryOptions};
@@ -344,10 +344,8 @@ impl<const D: usize> Index<D> {
         // Where each point's list starts in its run's buffer (run `j / per`).
         // (`usize`: a run's answers may pass 2^32 where its points cannot.)
         let mut starts: Vec<usize> = take(n);
-        let mut inverse: Vec<u32> = take_of(0, n);
-        for (j, &o) in order.iter().enumerate() {
-            inverse[o as usize] = j as u32;
-        }
+        // SAFETY: `curve_order` sorts the positions 0..n: a permutation.
+        let inverse = unsafe { inverse(&order, par) };
         let mut at = 0;
         for (j, &c) in counts.iter().enumerate() {
             if j % per == 0 {
