@@ -9,6 +9,8 @@
 //! cargo run --release -p segdist-bench -- collide [--quick]   # circles among walls; JSON lines of their own (walls, agents, ns_per_agent_step, ...)
 //! cargo run --release -p segdist-bench -- nearest-scale [--quick]   # 10 M segments, 100 M points
 //! cargo run --release -p segdist-bench -- single [--quick]   # one query at a time, 10 k to 10 M segments
+//! cargo run --release -p segdist-bench -- match [--city] [--quick]   # map matching on simulated traces
+//! cargo run --release -p segdist-bench -- match-data DIR [TRACES] [--city]   # for crates/segdist-match/bench/bench.py
 //! cargo run --release -p segdist-bench -- snap-data DIR [POINTS] [SEGMENTS]   # for scripts/snap_e2e.sh
 //! ```
 //!
@@ -46,7 +48,7 @@ fn main() {
         known = true;
     }
     if what.first() == Some(&"match-data") {
-        mapmatch::data(&what[1..]);
+        mapmatch::data(&what[1..], args.iter().any(|a| a == "--city"));
         return;
     }
     if what.first() == Some(&"snap-data") {
@@ -64,7 +66,7 @@ fn main() {
     // Not in the default set: minutes, and gigabytes.
     // Not in the default set: the map-matching accuracy and speed.
     if what.contains(&"match") {
-        mapmatch::run(quick);
+        mapmatch::run(quick, args.iter().any(|a| a == "--city"));
         known = true;
     }
     // Not in the default set: minutes, and a 10 M-segment rstar tree.
@@ -77,7 +79,7 @@ fn main() {
         known = true;
     }
     if !known {
-        eprintln!("usage: segdist-bench [scalar] [batch] [nearest] [geo] [collide] [nearest-scale] [single] [match] [--quick]");
+        eprintln!("usage: segdist-bench [scalar] [batch] [nearest] [geo] [collide] [nearest-scale] [single] [match [--city]] [--quick]");
         std::process::exit(2);
     }
 }

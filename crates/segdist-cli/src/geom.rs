@@ -567,14 +567,7 @@ pub(crate) fn geojson_features(
     let head = String::from_utf8_lossy(r.fill_buf().with_context(|| format!("cannot read {name}"))?).into_owned();
     let name = name.to_string();
     if head.contains("FeatureCollection") {
-        let n = name.clone();
-        let it = geojson::FeatureReader::from_reader(r)
-            .features()
-            .enumerate()
-            .map(move |(i, f)| f.map_err(|e| anyhow!("{n}: feature {i}: {e}")))
-            // geojson's iterator panics when asked again after its end.
-            .fuse();
-        return Ok(Box::new(it));
+        return Ok(Box::new(crate::features::Features::new(&name, r)));
     }
     let mut text = String::new();
     r.read_to_string(&mut text).with_context(|| format!("cannot read {name}"))?;

@@ -365,8 +365,9 @@ fn build_graph(lines: &Lines, geographic: bool, args: &MatchArgs) -> Result<segd
 }
 
 fn write_rows(w: &mut Vec<u8>, t: &Trace, r: &MatchedTrace, lines: &Lines) {
-    let mut b = ryu::Buffer::new();
+    let (mut b, mut i) = (ryu::Buffer::new(), itoa::Buffer::new());
     let mut num = |w: &mut Vec<u8>, v: f64| w.extend_from_slice(b.format(v).as_bytes());
+    let mut int = |w: &mut Vec<u8>, v: usize| w.extend_from_slice(i.format(v).as_bytes());
     for (k, m) in r.fixes.iter().enumerate() {
         field(w, &t.id);
         w.push(b',');
@@ -374,7 +375,11 @@ fn write_rows(w: &mut Vec<u8>, t: &Trace, r: &MatchedTrace, lines: &Lines) {
         w.push(b',');
         if let Some(c) = &m.candidate {
             field(w, &lines.ids[c.line]);
-            let _ = write!(w, ",{},{},", c.part, c.segment);
+            w.push(b',');
+            int(w, c.part);
+            w.push(b',');
+            int(w, c.segment);
+            w.push(b',');
             num(w, c.t);
             w.push(b',');
             num(w, c.distance);
@@ -387,7 +392,11 @@ fn write_rows(w: &mut Vec<u8>, t: &Trace, r: &MatchedTrace, lines: &Lines) {
         } else {
             w.extend_from_slice(b",,,,,,,");
         }
-        let _ = writeln!(w, ",{},{}", m.sub_match, m.state.name());
+        w.push(b',');
+        int(w, m.sub_match as usize);
+        w.push(b',');
+        w.extend_from_slice(m.state.name().as_bytes());
+        w.push(b'\n');
     }
 }
 
@@ -557,9 +566,7 @@ impl TraceReader {
                     };
                     cur.push(fix, |ids| match cols.id {
                         Some(i) => ids.push_str(&text(i)),
-                        None => {
-                            let _ = write!(ids, "{row}");
-                        }
+                        None => ids.push_str(itoa::Buffer::new().format(*row)),
                     });
                     if let From::Csv(lines) = &mut cur.from {
                         lines.push(line);

@@ -177,7 +177,7 @@ fn temp(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
 
 #[test]
 fn bad_input_names_the_place_and_leaves_no_output() {
-    let cases: [(&str, &str, bool, &str); 7] = [
+    let cases: [(&str, &str, bool, &str); 9] = [
         (
             "bad_number.csv",
             "id,x,y\na,1,2\nb,x1,3\n",
@@ -204,6 +204,18 @@ fn bad_input_names_the_place_and_leaves_no_output() {
             r#"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"LineString","coordinates":[[0,0],[1,1]]}}]}"#,
             true,
             "line_as_point.geojson: feature 0: a LineString where points are expected",
+        ),
+        (
+            "broken_point.geojson",
+            "{\"type\":\"FeatureCollection\",\"features\":[\n{\"type\":\"Feature\",\"properties\":{},\"geometry\":{\"type\":\"Point\",\"coordinates\":[0,0]}},\n{\"type\":\"Feature\",\"properties\":{},\"geometry\":{\"type\":\"Point\",\"coordinates\":[1,]}}]}",
+            true,
+            "broken_point.geojson: feature 1 (line 3, column 79): trailing comma",
+        ),
+        (
+            "cut_lines.geojson",
+            r#"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"LineString","coordinates":[[0,0],[1,"#,
+            false,
+            "cut_lines.geojson: line 1, column 41: feature 0: the file ends inside it",
         ),
     ];
     let dir = tempfile::tempdir().unwrap();

@@ -95,10 +95,11 @@ pub(crate) struct Near {
     point: [f64; 2],
 }
 
-/// A fix's scratch: the segments within the radius, as they are sifted,
-/// and their order as keys (a bound's or a distance's bits, the segment's
-/// number, its place in the first).
-pub(crate) type Ranked = (Vec<Near>, Vec<u128>);
+/// A fix's scratch: the segments within the radius, as they are sifted;
+/// their order as keys (a lower bound's high bits, its place in the
+/// first); and a cluster's order (a distance's bits, the segment's number,
+/// the place).
+pub(crate) type Ranked = (Vec<Near>, (Vec<u64>, Vec<u128>));
 
 impl CandidateGrid {
     /// The grid of `g` for `radius`, or `None` when `g` is geographic, empty,
@@ -241,8 +242,10 @@ impl CandidateGrid {
             if d - e <= radius {
                 let (distance, t, point) = (0.0, 0.0, [0.0; 2]);
                 // No segment is nearer than 0: a lower bound of at least 0
-                // orders as its bits do.
-                let lo = (d - e).max(0.0);
+                // orders as its bits do. Its low 32 bits are cleared (a
+                // lower bound still, by a millionth at most) so that the
+                // walk below sorts 64-bit keys.
+                let lo = f64::from_bits((d - e).max(0.0).to_bits() & !u64::from(u32::MAX));
                 ranked.push(Near { lo, hi: d + e, i, measured: false, distance, t, point });
             }
         }
@@ -271,9 +274,12 @@ impl CandidateGrid {
             let pr = Segment::new(s.a, s.b).closest_point(p);
             (r.distance, r.t, r.point, r.measured) = (pr.distance, pr.t, pr.point, true);
         };
+        // In order of the lower bounds (their high 32 bits, then the place);
+        // a cluster's measured segments by (distance, id, place).
         let key = |bits: u64, r: &Near, at: usize| u128::from(bits) << 64 | u128::from(r.i) << 32 | at as u128;
+        let (keys, cluster) = keys;
         keys.clear();
-        keys.extend(ranked.iter().enumerate().map(|(at, r)| key(r.lo.to_bits(), r, at)));
+        keys.extend(ranked.iter().enumerate().map(|(at, r)| r.lo.to_bits() | at as u64));
         keys.sort_unstable();
         let (n, mut ranks, mut start) = (keys.len(), 0, 0);
         while start < n && ranks < want && out.len() < k {
@@ -283,16 +289,19 @@ impl CandidateGrid {
                 hi = hi.max(ranked[keys[end] as u32 as usize].hi);
                 end += 1;
             }
+            cluster.clear();
             if end - start > 1 || hi > radius {
-                for kj in &mut keys[start..end] {
-                    let at = *kj as u32 as usize;
+                for &kj in &keys[start..end] {
+                    let at = kj as u32 as usize;
                     let r = &mut ranked[at];
                     measure(r);
-                    *kj = key((r.distance + 0.0).to_bits(), r, at);
+                    cluster.push(key((r.distance + 0.0).to_bits(), r, at));
                 }
-                keys[start..end].sort_unstable();
+                cluster.sort_unstable();
+            } else {
+                cluster.push(u128::from(keys[start] as u32));
             }
-            for &kj in &keys[start..end] {
+            for &kj in cluster.iter() {
                 let r = &mut ranked[kj as u32 as usize];
                 if r.measured && r.distance > radius {
                     continue; // not within the radius: not ranked
