@@ -16,6 +16,7 @@
 use rayon::prelude::*;
 use segdist_index::{Index, IndexBuilder};
 
+use crate::ellipsoid::geodesic_from;
 use crate::{ecef, geodesic, valid, GeoProjection, A, F};
 
 /// How far a geodesic arc of length `s` can stray from its chord (m), with
@@ -94,11 +95,15 @@ pub struct GeoHit {
 /// ```
 pub struct GeoIndex {
     chords: Index<3>,
-    vertices: Vec<[f64; 2]>,
+    pub(crate) vertices: Vec<[f64; 2]>,
+    /// The vertices' Earth-centred coordinates (the chords' ends), kept so
+    /// that a query's geodesic evaluations do not compute them again (two
+    /// sines and cosines a vertex; 24 bytes a vertex).
+    pub(crate) vertices_ecef: Vec<[f64; 3]>,
     part_start: Vec<usize>,
     feature_start: Vec<usize>,
     /// The largest arc-to-chord distance of any segment (m).
-    sag: f64,
+    pub(crate) sag: f64,
 }
 
 impl GeoIndex {
@@ -131,6 +136,7 @@ impl GeoIndex {
     {
         let mut b = IndexBuilder::<3>::new();
         let (mut vertices, mut part_start, mut feature_start) = (Vec::new(), Vec::new(), Vec::new());
+        let mut vertices_ecef = Vec::new();
         let mut sag = 0.0f64;
         for (f, parts) in features.into_iter().enumerate() {
             feature_start.push(part_start.len());
@@ -146,14 +152,16 @@ impl GeoIndex {
                     let s = geodesic(w[0], w[0], w[1]).map_or(0.0, |r| r.distance);
                     sag = sag.max(sagitta(s));
                 }
-                chords.push(part.iter().map(ecef).collect());
+                let ends: Vec<[f64; 3]> = part.iter().map(ecef).collect();
+                vertices_ecef.extend_from_slice(&ends);
+                chords.push(ends);
             }
             b.push_multi_polyline(chords);
         }
         part_start.push(vertices.len());
         feature_start.push(part_start.len() - 1);
         let chords = b.build().map_err(GeoBuildError::Index)?;
-        Ok(GeoIndex { chords, vertices, part_start, feature_start, sag })
+        Ok(GeoIndex { chords, vertices, vertices_ecef, part_start, feature_start, sag })
     }
 
     /// The number of segments.
@@ -226,7 +234,7 @@ impl GeoIndex {
         runner_up: f64,
         max_distance: f64,
     ) -> Option<GeoHit> {
-        let h0 = self.evaluate(p, first.feature, first.part, first.segment)?;
+        let h0 = self.evaluate(p, q, first.feature, first.part, first.segment)?;
         let id = |h: &GeoHit| (h.feature, h.part, h.segment);
         let bound = h0.projection.distance.min(max_distance);
         let r = self.reach(bound);
@@ -239,7 +247,7 @@ impl GeoIndex {
         // The candidates but the one already evaluated, then that one.
         near.iter()
             .filter(|h| (h.feature, h.part, h.segment) != id(&h0))
-            .filter_map(|h| self.evaluate(p, h.feature, h.part, h.segment))
+            .filter_map(|h| self.evaluate(p, q, h.feature, h.part, h.segment))
             .chain(std::iter::once(h0))
             .filter(|h| h.projection.distance <= max_distance)
             .min_by(rank)
@@ -296,7 +304,7 @@ impl GeoIndex {
             .chords
             .k_nearest(q, k)
             .iter()
-            .filter_map(|h| self.evaluate(&p, h.feature, h.part, h.segment))
+            .filter_map(|h| self.evaluate(&p, &q, h.feature, h.part, h.segment))
             .map(|h| h.projection.distance)
             .fold(0.0f64, f64::max)
             .min(max_distance);
@@ -315,13 +323,39 @@ impl GeoIndex {
     /// distance first took two searches and evaluated both their answers
     /// (map matching asks this of every fix: half its time in lon/lat).
     fn k_nearest_near(&self, p: &[f64; 2], q: &[f64; 3], k: usize, max_distance: f64) -> Vec<GeoHit> {
+        // The walk stops a little past the k-th chord: the k + 4 nearest
+        // within the reach usually hold where it stops (one search that
+        // prunes by the k-th, where a search for every chord within the
+        // reach measured them all: a seventh of a lon/lat match). If the
+        // walk runs past them, it runs again over all.
+        let (reach, m) = (self.reach(max_distance), k.saturating_add(4));
+        let first = self.chords.k_nearest_within(*q, m, reach);
+        if let Some(hits) = self.walk(p, q, k, max_distance, &first, first.len() < m) {
+            return hits;
+        }
+        let all = self.chords.within(*q, reach);
+        self.walk(p, q, k, max_distance, &all, true).unwrap_or_default()
+    }
+
+    /// The walk of [`k_nearest_near`](Self::k_nearest_near) over `chords`,
+    /// nearest first (ties by lowest id): `None` when it reaches their end
+    /// and they are not `complete` (every chord within the reach).
+    fn walk(
+        &self,
+        p: &[f64; 2],
+        q: &[f64; 3],
+        k: usize,
+        max_distance: f64,
+        chords: &[segdist_index::Hit<3>],
+        complete: bool,
+    ) -> Option<Vec<GeoHit>> {
         let mut hits: Vec<GeoHit> = Vec::new();
         let mut cut = self.reach(max_distance);
-        for h in self.chords.within(*q, cut) {
+        for h in chords {
             if h.distance > cut {
-                break;
+                return Some(hits);
             }
-            let Some(g) = self.evaluate(p, h.feature, h.part, h.segment) else { continue };
+            let Some(g) = self.evaluate(p, q, h.feature, h.part, h.segment) else { continue };
             if g.projection.distance > max_distance {
                 continue;
             }
@@ -335,7 +369,7 @@ impl GeoIndex {
                 }
             }
         }
-        hits
+        complete.then_some(hits)
     }
 
     /// [`nearest_within`](Self::nearest_within) for many points, in input
@@ -367,25 +401,38 @@ impl GeoIndex {
     /// How far a chord may be from the query point for its segment to be
     /// within `bound` metres of it, or to tie: the largest arc-to-chord gap
     /// and twice the kernel's millimetre on top.
-    fn reach(&self, bound: f64) -> f64 {
+    pub(crate) fn reach(&self, bound: f64) -> f64 {
         bound + self.sag + 2e-3 + 1e-9 * bound
     }
 
     /// Every segment that could be within `bound` metres of `p`, evaluated.
     fn candidates(&self, p: &[f64; 2], q: &[f64; 3], bound: f64) -> Vec<GeoHit> {
         let r = self.reach(bound);
-        self.chords.within(*q, r).iter().filter_map(|h| self.evaluate(p, h.feature, h.part, h.segment)).collect()
+        self.chords.within(*q, r).iter().filter_map(|h| self.evaluate(p, q, h.feature, h.part, h.segment)).collect()
     }
 
-    fn evaluate(&self, p: &[f64; 2], feature: usize, part: usize, segment: usize) -> Option<GeoHit> {
+    /// Every segment: (feature, part, segment, its first vertex in
+    /// `vertices`).
+    pub(crate) fn segments(&self) -> impl Iterator<Item = (usize, usize, usize, usize)> + '_ {
+        (0..self.feature_start.len() - 1).flat_map(move |f| {
+            (self.feature_start[f]..self.feature_start[f + 1]).flat_map(move |q| {
+                let (s, e) = (self.part_start[q], self.part_start[q + 1]);
+                (s..e.saturating_sub(1).max(s)).map(move |v| (f, q - self.feature_start[f], v - s, v))
+            })
+        })
+    }
+
+    /// The geodesic answer for one segment; `q` is `ecef(p)`.
+    fn evaluate(&self, p: &[f64; 2], q: &[f64; 3], feature: usize, part: usize, segment: usize) -> Option<GeoHit> {
         let v = self.part_start[self.feature_start[feature] + part] + segment;
-        let projection = geodesic(self.vertices[v], self.vertices[v + 1], *p)?;
+        let x = [&self.vertices_ecef[v], &self.vertices_ecef[v + 1], q];
+        let projection = geodesic_from(self.vertices[v], self.vertices[v + 1], *p, Some(x))?;
         Some(GeoHit { feature, part, segment, projection })
     }
 }
 
 /// Least distance first, then lowest id.
-fn rank(x: &GeoHit, y: &GeoHit) -> std::cmp::Ordering {
+pub(crate) fn rank(x: &GeoHit, y: &GeoHit) -> std::cmp::Ordering {
     x.projection
         .distance
         .total_cmp(&y.projection.distance)

@@ -17,6 +17,8 @@
 //! - [`GeoIndex`]: the nearest geodesic segment among many lon/lat
 //!   polylines, exact (the same answer as [`geodesic`] on every segment),
 //!   through a planar index over the segments' chords with a proven margin.
+//!   [`GeoGrid`] (from [`GeoIndex::grid`]) answers its `k_nearest_within`
+//!   for one radius, bit for bit, faster, for many queries (map matching).
 //! - [`GeoPolyline`]: linear referencing in metres along one lon/lat line
 //!   (`ST_LineLocatePoint` / `ST_LineInterpolatePoint` on `geography`), and
 //!   [`geodesic_lengths`] for callers with their own geometry.
@@ -51,12 +53,14 @@
 #![warn(missing_docs)]
 
 mod ellipsoid;
+mod grid;
 mod index;
 mod polyline;
 mod short;
 mod spherical;
 
 pub use ellipsoid::geodesic;
+pub use grid::GeoGrid;
 pub use index::{GeoBuildError, GeoHit, GeoIndex};
 pub use polyline::{along_line, geodesic_lengths, GeoLocation, GeoPolyline};
 pub use spherical::{sphere, MEAN_EARTH_RADIUS};

@@ -61,7 +61,18 @@ fn lift(x: &[f64; 3]) -> [f64; 2] {
 /// in [-180, 180]), or `None` when the segment or the point is too far for
 /// this path (the caller then iterates with GeographicLib).
 pub(crate) fn short(a: &[f64; 2], b: &[f64; 2], p: &[f64; 2]) -> Option<GeoProjection> {
-    let (xa, xb, xp) = (ecef(a), ecef(b), ecef(p));
+    short_from(a, b, &ecef(a), &ecef(b), &ecef(p))
+}
+
+/// [`short`] given `ecef` of `a`, `b` and the point.
+pub(crate) fn short_from(
+    a: &[f64; 2],
+    b: &[f64; 2],
+    xa: &[f64; 3],
+    xb: &[f64; 3],
+    xp: &[f64; 3],
+) -> Option<GeoProjection> {
+    let (xa, xb, xp) = (*xa, *xb, *xp);
     let ab = sub(&xb, &xa);
     let l2 = dot(&ab, &ab);
     if l2 > SHORT * SHORT {

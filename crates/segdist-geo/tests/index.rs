@@ -140,6 +140,29 @@ fn k_nearest_within_in_dense_streets_matches_brute_force() {
     assert!(filled > 1000, "{filled}");
 }
 
+/// Twelve roads from one junction: at the junction all are at distance 0
+/// (ties by lowest id), so a k-nearest walk runs past the first k + 4
+/// chords it fetches and must fetch them all.
+#[test]
+fn a_star_of_ties_matches_brute_force() {
+    let c = [24.94, 60.17];
+    let lines: Lines = (0..12)
+        .map(|i| {
+            let a = f64::from(i) * std::f64::consts::TAU / 12.0;
+            vec![c, [c[0] + 0.001 * a.cos(), c[1] + 0.0005 * a.sin()]]
+        })
+        .collect();
+    let index = GeoIndex::from_polylines(&lines).unwrap();
+    for p in [c, [c[0] + 1e-7, c[1]], [c[0] + 2e-4, c[1] + 1e-4], [c[0] - 1e-3, c[1]]] {
+        let all = brute(&lines, p);
+        for (k, limit) in [(1, 50.0), (3, 50.0), (5, 1.0), (12, 500.0), (20, 100.0)] {
+            let want: Vec<GeoHit> = all.iter().copied().filter(|h| h.projection.distance <= limit).take(k).collect();
+            assert_eq!(index.k_nearest_within(p, k, limit), want, "k {k}, limit {limit} at {p:?}");
+        }
+    }
+    assert_eq!(index.k_nearest_within(c, 2, 10.0).iter().map(|h| h.feature).collect::<Vec<_>>(), [0, 1]);
+}
+
 #[test]
 fn bad_input() {
     let e = GeoIndex::from_polylines(&[vec![[0.0, 0.0], [f64::NAN, 1.0]]]).err().unwrap();

@@ -14,7 +14,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use segdist_geo::{geodesic, GeoIndex};
+use segdist_geo::{geodesic, GeoGrid, GeoHit, GeoIndex};
 use segdist_index::{Index, IndexBuilder};
 
 use crate::candidates::CandidateGrid;
@@ -239,7 +239,14 @@ pub struct RoadGraph {
     id: u64,
     /// The candidate grids made for matchers, by radius (the last few):
     /// made once, however many matchers a program makes.
-    grids: Mutex<Vec<(u64, Option<Arc<CandidateGrid>>)>>,
+    grids: Mutex<Vec<(u64, Option<Arc<Grid>>)>>,
+}
+
+/// A matcher's candidate search for one radius, laid once: the planar
+/// graph's grid, or the geographic index's ([`segdist_geo::GeoGrid`]).
+pub(crate) enum Grid {
+    Planar(CandidateGrid),
+    Geographic(GeoGrid),
 }
 
 /// The next graph's [`RoadGraph::id`] (from 1: 0 is no graph).
@@ -459,20 +466,25 @@ impl RoadGraph {
                     self.push_candidate(out, k, c);
                 }
             }
-            Search::Geographic(index) => {
-                for h in index.k_nearest_within(p, 2 * k, radius) {
-                    let q = self.line_start[h.feature] + h.part;
-                    let v = self.part_start[q] + h.segment;
-                    let pr = &h.projection;
-                    let along =
-                        if pr.t == 1.0 { self.cum[v + 1] } else { (self.cum[v] + pr.along).min(self.cum[v + 1]) };
-                    let piece = self.piece_of(h.feature, h.part, h.segment);
-                    let (line, part, segment) = (h.feature, h.part, h.segment);
-                    let (t, point, distance) = (pr.t, pr.point, pr.distance);
-                    let c = Candidate { line, part, segment, t, point, distance, along, piece, offset: 0.0 };
-                    self.push_candidate(out, k, c);
-                }
-            }
+            Search::Geographic(index) => self.push_geographic(&index.k_nearest_within(p, 2 * k, radius), k, out),
+        }
+    }
+
+    /// The candidates among `hits`, the geographic index's `2k` nearest
+    /// segments within the radius, into `out` (as
+    /// [`candidates`](Self::candidates)).
+    pub(crate) fn push_geographic(&self, hits: &[GeoHit], k: usize, out: &mut Vec<Candidate>) {
+        out.clear();
+        for h in hits {
+            let q = self.line_start[h.feature] + h.part;
+            let v = self.part_start[q] + h.segment;
+            let pr = &h.projection;
+            let along = if pr.t == 1.0 { self.cum[v + 1] } else { (self.cum[v] + pr.along).min(self.cum[v + 1]) };
+            let piece = self.piece_of(h.feature, h.part, h.segment);
+            let (line, part, segment) = (h.feature, h.part, h.segment);
+            let (t, point, distance) = (pr.t, pr.point, pr.distance);
+            let c = Candidate { line, part, segment, t, point, distance, along, piece, offset: 0.0 };
+            self.push_candidate(out, k, c);
         }
     }
 
@@ -502,13 +514,17 @@ impl RoadGraph {
     /// The candidate grid for `radius` (`None` where the index is asked),
     /// made on first use and kept for the next matchers (the last four
     /// radii).
-    pub(crate) fn grid(&self, radius: f64) -> Option<Arc<CandidateGrid>> {
+    pub(crate) fn grid(&self, radius: f64) -> Option<Arc<Grid>> {
         let key = radius.to_bits();
         let mut grids = self.grids.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some((_, g)) = grids.iter().find(|(r, _)| *r == key) {
             return g.clone();
         }
-        let g = CandidateGrid::new(self, radius).map(Arc::new);
+        let g = match &self.search {
+            Search::Planar(_) => CandidateGrid::new(self, radius).map(Grid::Planar),
+            Search::Geographic(index) => index.grid(radius).map(Grid::Geographic),
+        }
+        .map(Arc::new);
         if grids.len() == 4 {
             grids.remove(0);
         }

@@ -13,8 +13,8 @@ use std::cell::RefCell;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::candidates::{CandidateGrid, Ranked};
-use crate::graph::{Candidate, RoadGraph};
+use crate::candidates::Ranked;
+use crate::graph::{Candidate, Grid, RoadGraph};
 use crate::route::Routes;
 
 /// One GPS fix: where, and optionally when (seconds, any origin).
@@ -175,6 +175,8 @@ fn back_by_noise(d: f64, sigma: f64) -> f64 {
 struct Scratch {
     routes: Routes,
     ranked: Ranked,
+    /// A fix's nearest segments from the geographic grid.
+    hits: Vec<segdist_geo::GeoHit>,
     cands: Vec<Candidate>,
     /// Every step's candidates and states, for the current sub-match.
     all_cands: Vec<Candidate>,
@@ -224,7 +226,7 @@ pub struct Matcher<'g> {
     graph: &'g RoadGraph,
     o: MatchOptions,
     /// The planar graph's candidates for the radius (`None`: the index).
-    grid: Option<Arc<CandidateGrid>>,
+    grid: Option<Arc<Grid>>,
     /// Whether route searches are kept for later steps (always, but in the
     /// tests' reference matcher).
     keep_routes: bool,
@@ -284,6 +286,7 @@ impl<'g> Matcher<'g> {
                 live: Vec::new(),
                 lengths: Vec::new(),
                 ranked: Default::default(),
+                hits: Vec::new(),
                 cands: Vec::new(),
                 all_cands: Vec::new(),
                 states: Vec::new(),
@@ -307,8 +310,12 @@ impl<'g> Matcher<'g> {
         let mut next_sub = 0u32;
         let mut after_gap = false;
         for (i, fix) in fixes.iter().enumerate() {
-            match &self.grid {
-                Some(grid) => grid.candidates(g, fix.point, self.o.k, &mut s.ranked, &mut s.cands),
+            match self.grid.as_deref() {
+                Some(Grid::Planar(grid)) => grid.candidates(g, fix.point, self.o.k, &mut s.ranked, &mut s.cands),
+                Some(Grid::Geographic(grid)) => {
+                    grid.k_nearest_within(fix.point, 2 * self.o.k, &mut s.hits);
+                    g.push_geographic(&s.hits, self.o.k, &mut s.cands);
+                }
                 None => g.candidates(fix.point, self.o.k, self.o.radius, &mut s.cands),
             }
             if s.cands.is_empty() {
@@ -561,9 +568,20 @@ mod tests {
     /// (some two blocks long, some one-way), with diagonals through some
     /// blocks meeting the lattice at its corners.
     fn town() -> RoadGraph {
-        let mut b = GraphBuilder::new(Space::Planar);
+        town_in(Space::Planar)
+    }
+
+    /// [`town`] in metres, or in lon/lat at 60° N.
+    fn town_in(space: Space) -> RoadGraph {
+        let mut b = GraphBuilder::new(space);
         let n = 14;
-        let at = |i: usize, j: usize| [60.0 * i as f64 + 0.25 * (j % 3) as f64, 60.0 * j as f64];
+        let at = |i: usize, j: usize| {
+            let m = [60.0 * i as f64 + 0.25 * (j % 3) as f64, 60.0 * j as f64];
+            match space {
+                Space::Planar => m,
+                Space::Geographic => [24.9 + m[0] / 55_800.0, 60.2 + m[1] / 111_400.0],
+            }
+        };
         for j in 0..=n {
             let mut i = 0;
             while i < n {
@@ -593,11 +611,18 @@ mod tests {
         assert!(Matcher::new(&g, MatchOptions { radius: 0.0, ..o }).unwrap().grid.is_none());
     }
 
-    /// The grid's candidates and the kept route searches give the answers
-    /// of the index and of a fresh search at every step, bit for bit.
+    /// The grid's candidates (planar, and the geographic index's grid) and
+    /// the kept route searches give the answers of the index and of a fresh
+    /// search at every step, bit for bit.
     #[test]
     fn shortcuts_answer_as_the_plain_matcher() {
-        let g = town();
+        for space in [Space::Planar, Space::Geographic] {
+            shortcuts_answer_as_the_plain_matcher_in(space);
+        }
+    }
+
+    fn shortcuts_answer_as_the_plain_matcher_in(space: Space) {
+        let g = town_in(space);
         let speeds = vec![12.0; 400];
         for (interval, noise, seed) in [(1.0, 5.0, 1), (1.0, 20.0, 2), (5.0, 10.0, 3), (30.0, 10.0, 4)] {
             let traces = simulate(&g, &speeds, 30, &SimOptions { interval, noise, legs: 3, seed });

@@ -1,0 +1,344 @@
+//! A grid for many k-nearest queries of one radius: the answers of
+//! [`GeoIndex::k_nearest_within`] for that radius, bit for bit, without
+//! the index's descent.
+//!
+//! The segments' chords (Earth-centred, as the index keeps them) are
+//! projected onto the plane tangent to the Earth at the network's middle.
+//! A projection onto a plane shortens no distance more than it is, so a
+//! chord within `r` of a point (in 3D) projects within `r` of the point's
+//! projection: each cell of a grid over that plane lists every chord whose
+//! projected box comes within the radius's reach of the cell, and no chord
+//! a query needs is missed, however far the network reaches round the
+//! Earth (far from the middle, the projection only lengthens the lists).
+//!
+//! A query bounds each listed chord's distance with the fast 3D kernel
+//! and its error bound, then walks them by that lower bound as the index
+//! walks its chords by their exact distance: each segment is evaluated
+//! (the geodesic kernel) until the next bound is past the reach of the
+//! k-th distance found. Every segment the index's walk evaluates and
+//! could keep, this walk evaluates too, and both rank by `(distance, id)`:
+//! the same answers (`tests/grid.rs`). For map matching, which asks this
+//! of every fix: the index's search had been a third of a lon/lat match.
+
+use segdist::Segment;
+
+use crate::index::rank;
+use crate::{ecef, valid, GeoHit, GeoIndex};
+
+/// At most this many list entries per segment (on average), as the
+/// planar matcher's grid.
+const BUDGET: usize = 64;
+
+/// At most this many cells per segment.
+const CELLS: usize = 16;
+
+/// Relative allowance for the rounding of projected coordinates.
+const ROUNDING: f64 = 1e-9;
+
+/// One segment: its ends in lon/lat and Earth-centred, its ids.
+#[derive(Clone, Copy)]
+struct Chord {
+    a: [f64; 2],
+    b: [f64; 2],
+    xa: [f64; 3],
+    xb: [f64; 3],
+    /// Its box in the plane: a chord within `r` of a point projects
+    /// within `r` of the point's projection, so its box does too.
+    lo: [f64; 2],
+    hi: [f64; 2],
+    feature: u32,
+    part: u32,
+    segment: u32,
+}
+
+/// The k nearest segments within one radius, fast, for many queries: see
+/// the module docs. Made by [`GeoIndex::grid`].
+///
+/// ```
+/// let index = segdist_geo::GeoIndex::from_polylines(&[
+///     vec![[24.94, 60.17], [24.941, 60.17]],
+///     vec![[24.94, 60.1702], [24.941, 60.1702]],
+/// ])?;
+/// let grid = index.grid(50.0).expect("a small network");
+/// let p = [24.9405, 60.1701];
+/// let mut hits = Vec::new();
+/// grid.k_nearest_within(p, 2, &mut hits);
+/// assert_eq!(hits, index.k_nearest_within(p, 2, 50.0));
+/// assert_eq!(hits.len(), 2);
+/// # Ok::<(), segdist_geo::GeoBuildError>(())
+/// ```
+pub struct GeoGrid {
+    radius: f64,
+    /// The index's reach for a bound (its largest sagitta).
+    sag: f64,
+    /// The tangent plane: a point of it and two directions in it.
+    origin: [f64; 3],
+    east: [f64; 3],
+    north: [f64; 3],
+    /// The grid's corner in the plane, its cells' width and number.
+    corner: [f64; 2],
+    cell: f64,
+    nx: usize,
+    ny: usize,
+    /// Cell `x + y·nx` lists `items[start[c]..start[c + 1]]`.
+    start: Vec<u32>,
+    items: Vec<u32>,
+    chords: Vec<Chord>,
+}
+
+impl GeoIndex {
+    /// A grid answering [`k_nearest_within`](Self::k_nearest_within) for
+    /// `radius` (metres), for many queries of that one radius; `None` for
+    /// an empty index, a radius not finite and positive, or a network
+    /// whose lists would pass 64 entries a segment with cells down to the
+    /// radius's width (a network much wider than its density: ask the
+    /// index).
+    ///
+    /// ```
+    /// let index = segdist_geo::GeoIndex::from_polylines(&[vec![[24.94, 60.17], [24.941, 60.17]]])?;
+    /// assert!(index.grid(50.0).is_some());
+    /// assert!(index.grid(0.0).is_none());
+    /// # Ok::<(), segdist_geo::GeoBuildError>(())
+    /// ```
+    #[must_use]
+    pub fn grid(&self, radius: f64) -> Option<GeoGrid> {
+        GeoGrid::new(self, radius)
+    }
+}
+
+/// The point `x` in the plane: its offsets from `origin` along `east` and
+/// `north`.
+fn plane(x: &[f64; 3], origin: &[f64; 3], east: &[f64; 3], north: &[f64; 3]) -> [f64; 2] {
+    let d = [x[0] - origin[0], x[1] - origin[1], x[2] - origin[2]];
+    [d[0] * east[0] + d[1] * east[1] + d[2] * east[2], d[0] * north[0] + d[1] * north[1] + d[2] * north[2]]
+}
+
+impl GeoGrid {
+    fn new(index: &GeoIndex, radius: f64) -> Option<GeoGrid> {
+        if !(radius.is_finite() && radius > 0.0) {
+            return None;
+        }
+        let chords: Vec<Chord> = index
+            .segments()
+            .map(|(feature, part, segment, v)| {
+                let (a, b) = (index.vertices[v], index.vertices[v + 1]);
+                let (xa, xb) = (index.vertices_ecef[v], index.vertices_ecef[v + 1]);
+                (feature, part, segment, a, b, xa, xb)
+            })
+            .map(|(f, p, s, a, b, xa, xb)| {
+                let (lo, hi) = ([0.0; 2], [0.0; 2]); // set below, once the plane is known
+                Chord { a, b, xa, xb, lo, hi, feature: f as u32, part: p as u32, segment: s as u32 }
+            })
+            .collect();
+        if chords.is_empty() || chords.len() >= u32::MAX as usize {
+            return None;
+        }
+        let mut chords = chords;
+        // The plane at the middle of the vertices' Earth-centred box.
+        let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
+        for x in &index.vertices_ecef {
+            for k in 0..3 {
+                lo[k] = lo[k].min(x[k]);
+                hi[k] = hi[k].max(x[k]);
+            }
+        }
+        let mid = [(lo[0] + hi[0]) / 2.0, (lo[1] + hi[1]) / 2.0, (lo[2] + hi[2]) / 2.0];
+        let n = mid[0].hypot(mid[1]).hypot(mid[2]);
+        let up = if n > 0.0 { [mid[0] / n, mid[1] / n, mid[2] / n] } else { [0.0, 0.0, 1.0] };
+        // East and north from the up direction (any two directions across
+        // it would do: only their lengths, 1, matter).
+        let h = up[0].hypot(up[1]);
+        let east = if h > 1e-9 { [-up[1] / h, up[0] / h, 0.0] } else { [0.0, 1.0, 0.0] };
+        let north =
+            [up[1] * east[2] - up[2] * east[1], up[2] * east[0] - up[0] * east[2], up[0] * east[1] - up[1] * east[0]];
+        let origin = mid;
+        let boxes: Vec<([f64; 2], [f64; 2])> = chords
+            .iter()
+            .map(|c| {
+                let (pa, pb) = (plane(&c.xa, &origin, &east, &north), plane(&c.xb, &origin, &east, &north));
+                ([pa[0].min(pb[0]), pa[1].min(pb[1])], [pa[0].max(pb[0]), pa[1].max(pb[1])])
+            })
+            .collect();
+        for (c, (l, h)) in chords.iter_mut().zip(&boxes) {
+            (c.lo, c.hi) = (*l, *h);
+        }
+        let (mut blo, mut bhi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+        for (l, h) in &boxes {
+            for k in 0..2 {
+                blo[k] = blo[k].min(l[k]);
+                bhi[k] = bhi[k].max(h[k]);
+            }
+        }
+        // Listed when within `reach` of a cell, box to box: the chord's
+        // reach for the radius, the rounding of the projection (coordinates
+        // of some 6.4e6 m) and of the cell a query falls in.
+        let reach = index.reach(radius) * (1.0 + ROUNDING) + crate::A * 2.0 * ROUNDING;
+        let corner = [blo[0] - reach, blo[1] - reach];
+        let extent = [bhi[0] + reach - corner[0], bhi[1] + reach - corner[1]];
+        // Entries and cells (4 bytes each) within budgets per segment: a
+        // wide, sparse network gets wider cells, not gigabytes of them.
+        let budget = BUDGET * chords.len() + (1 << 16);
+        let cells = CELLS * chords.len() + (1 << 16);
+        let mut cell = reach / 2.0;
+        loop {
+            let n = [(extent[0] / cell).floor() + 1.0, (extent[1] / cell).floor() + 1.0];
+            if n[0] * n[1] > cells as f64 {
+                cell *= 2.0;
+                continue;
+            }
+            let (nx, ny) = (n[0] as usize, n[1] as usize);
+            let range = |(l, h): &([f64; 2], [f64; 2])| {
+                let r = |k: usize, n: usize| {
+                    let a = ((l[k] - reach - corner[k]) / cell).floor().max(0.0) as usize;
+                    let b = ((h[k] + reach - corner[k]) / cell).floor().max(0.0) as usize;
+                    (a.min(n - 1), b.min(n - 1))
+                };
+                (r(0, nx), r(1, ny))
+            };
+            let total: usize = boxes
+                .iter()
+                .map(|b| {
+                    let ((x0, x1), (y0, y1)) = range(b);
+                    (x1 - x0 + 1) * (y1 - y0 + 1)
+                })
+                .sum();
+            if total > budget {
+                if cell > extent[0].max(extent[1]) {
+                    return None;
+                }
+                cell *= 2.0;
+                continue;
+            }
+            let mut start = vec![0u32; nx * ny + 1];
+            for b in &boxes {
+                let ((x0, x1), (y0, y1)) = range(b);
+                for y in y0..=y1 {
+                    for x in x0..=x1 {
+                        start[y * nx + x + 1] += 1;
+                    }
+                }
+            }
+            for c in 0..nx * ny {
+                start[c + 1] += start[c];
+            }
+            let mut fill = start.clone();
+            let mut items = vec![0u32; start[nx * ny] as usize];
+            for (i, b) in boxes.iter().enumerate() {
+                let ((x0, x1), (y0, y1)) = range(b);
+                for y in y0..=y1 {
+                    for x in x0..=x1 {
+                        let c = y * nx + x;
+                        items[fill[c] as usize] = i as u32;
+                        fill[c] += 1;
+                    }
+                }
+            }
+            let sag = index.sag;
+            return Some(GeoGrid { radius, sag, origin, east, north, corner, cell, nx, ny, start, items, chords });
+        }
+    }
+
+    /// The radius the grid answers for (metres).
+    ///
+    /// ```
+    /// let index = segdist_geo::GeoIndex::from_polylines(&[vec![[0.0, 0.0], [0.001, 0.0]]])?;
+    /// assert_eq!(index.grid(30.0).unwrap().radius(), 30.0);
+    /// # Ok::<(), segdist_geo::GeoBuildError>(())
+    /// ```
+    #[must_use]
+    pub fn radius(&self) -> f64 {
+        self.radius
+    }
+
+    /// The index's reach (as `GeoIndex::reach`, from the same sagitta).
+    fn reach(&self, bound: f64) -> f64 {
+        bound + self.sag + 2e-3 + 1e-9 * bound
+    }
+
+    /// Into `out` (cleared first): what
+    /// [`GeoIndex::k_nearest_within`]`(p, k, self.radius())` answers, the
+    /// `k` nearest segments within the radius, nearest first, ties by
+    /// lowest id; none for `k == 0` or a point that is not lon/lat.
+    ///
+    /// ```
+    /// let index = segdist_geo::GeoIndex::from_polylines(&[vec![[0.0, 0.0], [0.001, 0.0]]])?;
+    /// let grid = index.grid(30.0).unwrap();
+    /// let mut hits = Vec::new();
+    /// grid.k_nearest_within([0.0005, 0.0001], 3, &mut hits); // 11 m away
+    /// assert_eq!(hits.len(), 1);
+    /// grid.k_nearest_within([0.0005, 0.001], 3, &mut hits); // 110 m away
+    /// assert!(hits.is_empty());
+    /// # Ok::<(), segdist_geo::GeoBuildError>(())
+    /// ```
+    pub fn k_nearest_within(&self, p: [f64; 2], k: usize, out: &mut Vec<GeoHit>) {
+        out.clear();
+        if k == 0 || !valid(&p) {
+            return;
+        }
+        let q = ecef(&p);
+        let at = plane(&q, &self.origin, &self.east, &self.north);
+        let (fx, fy) = ((at[0] - self.corner[0]) / self.cell, (at[1] - self.corner[1]) / self.cell);
+        // Off the grid: farther than the reach from every chord.
+        if !(fx >= 0.0 && fy >= 0.0 && fx < self.nx as f64 && fy < self.ny as f64) {
+            return;
+        }
+        let c = fy as usize * self.nx + fx as usize;
+        let list = &self.items[self.start[c] as usize..self.start[c + 1] as usize];
+        let mut cut = self.reach(self.radius);
+        // The fast 3D kernel's error bound (16·u·(M + d)), doubled; `M`
+        // about the Earth's radius and the point's.
+        let m = q[0].abs().max(q[1].abs()).max(q[2].abs()).max(crate::A);
+        SCRATCH.with(|s| {
+            let mut keys = s.borrow_mut();
+            keys.clear();
+            // The boxes first: their distance in the plane, less the
+            // projection's rounding, bounds the chord's from below.
+            let slack = self.reach(self.radius) * ROUNDING + crate::A * 2.0 * ROUNDING;
+            let box_cut = (cut + slack) * (cut + slack);
+            for &i in list {
+                let ch = &self.chords[i as usize];
+                let dx = (ch.lo[0] - at[0]).max(at[0] - ch.hi[0]).max(0.0);
+                let dy = (ch.lo[1] - at[1]).max(at[1] - ch.hi[1]).max(0.0);
+                if dx * dx + dy * dy > box_cut {
+                    continue;
+                }
+                let d = Segment::new(ch.xa, ch.xb).distance_fast(q);
+                let lo = d - 16.0 * f64::EPSILON * (m + d);
+                if lo <= cut {
+                    // A lower bound of at least 0 orders as its bits do;
+                    // its low 32 bits cleared (a lower bound still) leave
+                    // room for the chord's number.
+                    keys.push((lo.max(0.0).to_bits() & !u64::from(u32::MAX)) | u64::from(i));
+                }
+            }
+            keys.sort_unstable();
+            for &key in keys.iter() {
+                let lo = f64::from_bits(key & !u64::from(u32::MAX));
+                if lo > cut {
+                    break;
+                }
+                let ch = &self.chords[(key as u32) as usize];
+                let x = [&ch.xa, &ch.xb, &q];
+                let Some(projection) = crate::ellipsoid::geodesic_from(ch.a, ch.b, p, Some(x)) else { continue };
+                if projection.distance > self.radius {
+                    continue;
+                }
+                let (feature, part, segment) = (ch.feature as usize, ch.part as usize, ch.segment as usize);
+                let g = GeoHit { feature, part, segment, projection };
+                // Kept ranked, at most k: the k-th bounds what may still come.
+                let at = out.partition_point(|x| rank(x, &g).is_lt());
+                if at < k {
+                    out.insert(at, g);
+                    out.truncate(k);
+                    if out.len() == k {
+                        cut = cut.min(self.reach(out[k - 1].projection.distance));
+                    }
+                }
+            }
+        });
+    }
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
