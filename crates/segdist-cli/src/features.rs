@@ -96,9 +96,9 @@ impl<R: Read> Features<R> {
     /// Takes `n` bytes, keeping the line and column.
     fn take(&mut self, n: usize) {
         let taken = &self.buf[self.pos..self.pos + n];
-        match taken.iter().rposition(|&b| b == b'\n') {
+        match memchr::memrchr(b'\n', taken) {
             Some(last) => {
-                self.line += taken.iter().filter(|&&b| b == b'\n').count();
+                self.line += memchr::memchr_iter(b'\n', taken).count();
                 self.column = n - last;
             }
             None => self.column += n,
@@ -134,7 +134,7 @@ impl<R: Read> Features<R> {
                 let b = bytes[i];
                 if in_string {
                     // Up to the next quote or backslash.
-                    match bytes[i..].iter().position(|&b| b == b'"' || b == b'\\') {
+                    match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
                         None => i = bytes.len(),
                         Some(j) if bytes[i + j] == b'"' => {
                             (i, in_string) = (i + j + 1, false);
@@ -145,6 +145,14 @@ impl<R: Read> Features<R> {
                         // A backslash and the byte it escapes.
                         Some(j) if i + j + 1 < bytes.len() => i += j + 2,
                         Some(_) => break, // read more, then look again
+                    }
+                    continue;
+                }
+                // Numbers and names: skipped in a tight loop.
+                if CLASS[usize::from(b)] == OTHER {
+                    i += 1;
+                    while i < bytes.len() && CLASS[usize::from(bytes[i])] == OTHER {
+                        i += 1;
                     }
                     continue;
                 }

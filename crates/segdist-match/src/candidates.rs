@@ -135,7 +135,8 @@ impl CandidateGrid {
         let reach = radius * (1.0 + ROUNDING) + scale.max(radius) * ROUNDING;
         let origin = [lo[0] - reach, lo[1] - reach];
         let extent = [hi[0] + reach - origin[0], hi[1] + reach - origin[1]];
-        let budget = BUDGET * segs.len() + (1 << 16);
+        // (Lists are indexed by `u32`.)
+        let budget = (BUDGET * segs.len() + (1 << 16)).min(u32::MAX as usize);
         let mut cell = radius / 2.0;
         loop {
             let n = [(extent[0] / cell).floor() + 1.0, (extent[1] / cell).floor() + 1.0];

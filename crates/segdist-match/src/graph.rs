@@ -9,11 +9,11 @@
 //! OpenStreetMap data says two ways meet, while a bridge over a road shares
 //! no vertex with it. With [`Junctions::Ends`] only ends are nodes.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use rustc_hash::FxHashMap;
 use segdist_geo::{geodesic, GeoGrid, GeoHit, GeoIndex};
 use segdist_index::{Index, IndexBuilder};
 
@@ -299,7 +299,8 @@ impl RoadGraph {
 
         // How often each coordinate occurs (a vertex repeating its
         // predecessor counts once).
-        let mut seen: HashMap<(u64, u64), u32> = HashMap::new();
+        let mut seen: FxHashMap<(u64, u64), u32> = FxHashMap::default();
+        seen.reserve(vertices.len());
         if b.junctions == Junctions::SharedVertices {
             // Lines with node ids take no part.
             let coordinate_parts =
@@ -314,7 +315,7 @@ impl RoadGraph {
             }
         }
         // Nodes by coordinates, and by id for lines that give them.
-        let mut node_of: HashMap<NodeKey, u32> = HashMap::new();
+        let mut node_of: FxHashMap<NodeKey, u32> = FxHashMap::default();
         let mut node = |k: NodeKey| {
             let n = node_of.len() as u32;
             *node_of.entry(k).or_insert(n)
