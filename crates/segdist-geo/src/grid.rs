@@ -98,10 +98,11 @@ pub struct GeoGrid {
 impl GeoIndex {
     /// A grid answering [`k_nearest_within`](Self::k_nearest_within) for
     /// `radius` (metres), for many queries of that one radius; `None` for
-    /// an empty index, a radius not finite and positive, or a network
-    /// whose lists would pass 64 entries a segment with cells down to the
-    /// radius's width (a network much wider than its density: ask the
-    /// index).
+    /// an empty index (or one of 2^32 segments or more) or a radius not
+    /// finite and positive. Cells start half the radius wide and widen
+    /// until the lists hold at most 64 entries a segment on average and
+    /// the cells number at most 16 a segment (a network much wider than
+    /// its density gets long lists: correct, slower).
     ///
     /// ```
     /// let index = segdist_geo::GeoIndex::from_polylines(&[vec![[24.94, 60.17], [24.941, 60.17]]])?;
@@ -154,8 +155,9 @@ impl GeoGrid {
         let mid = [(lo[0] + hi[0]) / 2.0, (lo[1] + hi[1]) / 2.0, (lo[2] + hi[2]) / 2.0];
         let n = mid[0].hypot(mid[1]).hypot(mid[2]);
         let up = if n > 0.0 { [mid[0] / n, mid[1] / n, mid[2] / n] } else { [0.0, 0.0, 1.0] };
-        // East and north from the up direction (any two directions across
-        // it would do: only their lengths, 1, matter).
+        // East and north from the up direction: any two orthonormal
+        // directions across it would do (the projection onto them then
+        // shortens every distance; their rounding is in the allowance).
         let h = up[0].hypot(up[1]);
         let east = if h > 1e-9 { [-up[1] / h, up[0] / h, 0.0] } else { [0.0, 1.0, 0.0] };
         let north =

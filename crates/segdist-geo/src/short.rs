@@ -61,7 +61,11 @@ fn lift(x: &[f64; 3]) -> [f64; 2] {
 /// in [-180, 180]), or `None` when the segment or the point is too far for
 /// this path (the caller then iterates with GeographicLib).
 pub(crate) fn short(a: &[f64; 2], b: &[f64; 2], p: &[f64; 2]) -> Option<GeoProjection> {
-    short_from(a, b, &ecef(a), &ecef(b), &ecef(p))
+    // A distance between two points is asked as the segment `a → a`: its
+    // end computed once (the same bits).
+    let xa = ecef(a);
+    let xb = if a[0].to_bits() == b[0].to_bits() && a[1].to_bits() == b[1].to_bits() { xa } else { ecef(b) };
+    short_from(a, b, &xa, &xb, &ecef(p))
 }
 
 /// [`short`] given `ecef` of `a`, `b` and the point.
