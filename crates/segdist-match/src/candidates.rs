@@ -18,7 +18,8 @@
 //! cell's box (plus an allowance for rounding), so no segment is missed;
 //! cells are half the radius wide (a list is then about 1.7× the segments
 //! a fix needs), wider when the lists would grow past a budget; past that,
-//! or for a geographic graph, fixes ask the index.
+//! fixes ask the index. A geographic graph's matcher uses segdist-geo's
+//! `GeoGrid` in the same way (`graph::Grid`).
 
 use segdist::Segment;
 

@@ -235,9 +235,10 @@ pub struct Matcher<'g> {
 impl<'g> Matcher<'g> {
     /// A matcher on `graph`.
     ///
-    /// On a planar graph, the first matcher for a radius lays a grid of the
-    /// segments near each cell for the candidate search (0.03 s for 100,000
-    /// segments); the graph keeps it for later matchers of that radius.
+    /// The first matcher for a radius lays a grid of the segments near each
+    /// cell for the candidate search (a planar graph's own, a geographic
+    /// graph's [`segdist_geo::GeoGrid`]; 0.03–0.05 s for 100,000 segments);
+    /// the graph keeps it for later matchers of that radius.
     ///
     /// # Errors
     /// [`MatchError::BadOption`] for an option out of range.
