@@ -24,7 +24,11 @@ use segdist_match::{Direction, Fix, GraphBuilder, MatchOptions, Matcher, RoadGra
 /// and a simulated car's speed on each (m/s).
 pub fn helsinki() -> (Vec<Vec<[f64; 2]>>, Vec<Direction>, Vec<f64>) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/helsinki/roads.geojson");
-    let text = std::fs::read_to_string(path).expect("../shared/data/helsinki/roads.geojson");
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
+        // A checkout without ../shared beside it: say so, not a panic.
+        eprintln!("segdist-bench: cannot read {path}: {e} (the Helsinki roads; --city needs none)");
+        std::process::exit(2)
+    });
     let v: serde_json::Value = serde_json::from_str(&text).expect("GeoJSON");
     let (mut lines, mut dirs, mut speeds) = (Vec::new(), Vec::new(), Vec::new());
     for f in v["features"].as_array().expect("features") {

@@ -22,7 +22,7 @@
 
 use segdist::Segment;
 
-use crate::index::rank;
+use crate::index::{keep, reach};
 use crate::{ecef, valid, GeoHit, GeoIndex};
 
 /// At most this many list entries per segment (on average), as the
@@ -128,22 +128,24 @@ impl GeoGrid {
         if !(radius.is_finite() && radius > 0.0) {
             return None;
         }
-        let chords: Vec<Chord> = index
+        let mut chords: Vec<Chord> = index
             .segments()
-            .map(|(feature, part, segment, v)| {
-                let (a, b) = (index.vertices[v], index.vertices[v + 1]);
-                let (xa, xb) = (index.vertices_ecef[v], index.vertices_ecef[v + 1]);
-                (feature, part, segment, a, b, xa, xb)
-            })
-            .map(|(f, p, s, a, b, xa, xb)| {
-                let (lo, hi) = ([0.0; 2], [0.0; 2]); // set below, once the plane is known
-                Chord { a, b, xa, xb, lo, hi, feature: f as u32, part: p as u32, segment: s as u32 }
+            .map(|(feature, part, segment, v)| Chord {
+                a: index.vertices[v],
+                b: index.vertices[v + 1],
+                xa: index.vertices_ecef[v],
+                xb: index.vertices_ecef[v + 1],
+                // Set below, once the plane is known.
+                lo: [0.0; 2],
+                hi: [0.0; 2],
+                feature: feature as u32,
+                part: part as u32,
+                segment: segment as u32,
             })
             .collect();
         if chords.is_empty() || chords.len() >= u32::MAX as usize {
             return None;
         }
-        let mut chords = chords;
         // The plane at the middle of the vertices' Earth-centred box.
         let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
         for x in &index.vertices_ecef {
@@ -263,7 +265,7 @@ impl GeoGrid {
 
     /// The index's reach (as `GeoIndex::reach`, from the same sagitta).
     fn reach(&self, bound: f64) -> f64 {
-        bound + self.sag + 2e-3 + 1e-9 * bound
+        reach(self.sag, bound)
     }
 
     /// Into `out` (cleared first): what
@@ -336,14 +338,8 @@ impl GeoGrid {
                 }
                 let (feature, part, segment) = (ch.feature as usize, ch.part as usize, ch.segment as usize);
                 let g = GeoHit { feature, part, segment, projection };
-                // Kept ranked, at most k: the k-th bounds what may still come.
-                let at = out.partition_point(|x| rank(x, &g).is_lt());
-                if at < k {
-                    out.insert(at, g);
-                    out.truncate(k);
-                    if out.len() == k {
-                        cut = cut.min(self.reach(out[k - 1].projection.distance));
-                    }
+                if let Some(kth) = keep(out, g, k) {
+                    cut = cut.min(self.reach(kth));
                 }
             }
         });

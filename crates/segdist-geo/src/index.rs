@@ -359,14 +359,8 @@ impl GeoIndex {
             if g.projection.distance > max_distance {
                 continue;
             }
-            // Kept ranked, at most k: the k-th bounds what may still come.
-            let at = hits.partition_point(|x| rank(x, &g).is_lt());
-            if at < k {
-                hits.insert(at, g);
-                hits.truncate(k);
-                if hits.len() == k {
-                    cut = cut.min(self.reach(hits[k - 1].projection.distance));
-                }
+            if let Some(kth) = keep(&mut hits, g, k) {
+                cut = cut.min(self.reach(kth));
             }
         }
         complete.then_some(hits)
@@ -402,7 +396,7 @@ impl GeoIndex {
     /// within `bound` metres of it, or to tie: the largest arc-to-chord gap
     /// and twice the kernel's millimetre on top.
     pub(crate) fn reach(&self, bound: f64) -> f64 {
-        bound + self.sag + 2e-3 + 1e-9 * bound
+        reach(self.sag, bound)
     }
 
     /// Every segment that could be within `bound` metres of `p`, evaluated.
@@ -429,6 +423,23 @@ impl GeoIndex {
         let projection = geodesic_from(self.vertices[v], self.vertices[v + 1], *p, Some(x))?;
         Some(GeoHit { feature, part, segment, projection })
     }
+}
+
+/// [`GeoIndex::reach`] for an index whose largest arc-to-chord gap is
+/// `sag` (the grid keeps the index's).
+pub(crate) fn reach(sag: f64, bound: f64) -> f64 {
+    bound + sag + 2e-3 + 1e-9 * bound
+}
+
+/// Keeps `g` among `hits`, ranked, at most `k`; once there are `k`, the
+/// k-th distance (which bounds what may still come in a walk).
+pub(crate) fn keep(hits: &mut Vec<GeoHit>, g: GeoHit, k: usize) -> Option<f64> {
+    let at = hits.partition_point(|x| rank(x, &g).is_lt());
+    if at < k {
+        hits.insert(at, g);
+        hits.truncate(k);
+    }
+    (hits.len() == k && at < k).then(|| hits[k - 1].projection.distance)
 }
 
 /// Least distance first, then lowest id.

@@ -7,7 +7,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use segdist_geo::{GeoHit, GeoIndex};
 
-type Lines = Vec<Vec<[f64; 2]>>;
+mod common;
+
+use common::Lines;
 
 /// Random-walk roads of `step` degrees around a centre, within `spread`.
 fn roads(r: &mut ChaCha8Rng, centre: [f64; 2], n: usize, spread: f64, step: f64) -> Lines {
@@ -89,12 +91,7 @@ fn a_network_round_the_earth_answers_as_the_index() {
 #[test]
 fn ties_at_a_junction_answer_as_the_index() {
     let c = [24.94, 60.17];
-    let lines: Lines = (0..12)
-        .map(|i| {
-            let a = f64::from(i) * std::f64::consts::TAU / 12.0;
-            vec![c, [c[0] + 0.001 * a.cos(), c[1] + 0.0005 * a.sin()]]
-        })
-        .collect();
+    let lines = common::star(c);
     let index = GeoIndex::from_polylines(&lines).unwrap();
     let grid = index.grid(50.0).unwrap();
     let mut hits = Vec::new();

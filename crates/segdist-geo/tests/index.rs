@@ -5,7 +5,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use segdist_geo::{geodesic, GeoHit, GeoIndex};
 
-type Lines = Vec<Vec<[f64; 2]>>;
+mod common;
+
+use common::Lines;
 
 /// Random-walk roads of 20–300 m steps around a centre.
 fn roads(r: &mut ChaCha8Rng, centre: [f64; 2], n: usize) -> Lines {
@@ -146,12 +148,7 @@ fn k_nearest_within_in_dense_streets_matches_brute_force() {
 #[test]
 fn a_star_of_ties_matches_brute_force() {
     let c = [24.94, 60.17];
-    let lines: Lines = (0..12)
-        .map(|i| {
-            let a = f64::from(i) * std::f64::consts::TAU / 12.0;
-            vec![c, [c[0] + 0.001 * a.cos(), c[1] + 0.0005 * a.sin()]]
-        })
-        .collect();
+    let lines = common::star(c);
     let index = GeoIndex::from_polylines(&lines).unwrap();
     for p in [c, [c[0] + 1e-7, c[1]], [c[0] + 2e-4, c[1] + 1e-4], [c[0] - 1e-3, c[1]]] {
         let all = brute(&lines, p);
