@@ -63,6 +63,12 @@ pub struct MatchArgs {
     /// geographic).
     #[arg(long, value_name = "V", default_value_t = 50.0)]
     pub max_speed: f64,
+    /// With times, how much a vehicle's velocity wanders (its change's
+    /// deviation over a second, units per second): the fixes are smoothed
+    /// by a Kalman smoother before matching and along the matched route
+    /// after. 0 turns smoothing off.
+    #[arg(long, value_name = "A", default_value_t = 2.0)]
+    pub acceleration: f64,
     /// The lines' column or property saying one-way: yes/true/1 (along the
     /// line's vertex order), -1/reverse (against it); anything else, or
     /// absent, is two-way.
@@ -179,6 +185,9 @@ pub fn run(args: &MatchArgs) -> Result<()> {
     positive(args.sigma, "sigma")?;
     positive(args.beta, "beta")?;
     positive(args.max_speed, "max-speed")?;
+    if !(args.acceleration.is_finite() && args.acceleration >= 0.0) {
+        bail!("--acceleration must be a number >= 0, not {}", args.acceleration);
+    }
     let radius = args.radius.unwrap_or((5.0 * args.sigma).max(50.0));
     positive(radius, "radius")?;
     if args.k == 0 {
@@ -202,6 +211,7 @@ pub fn run(args: &MatchArgs) -> Result<()> {
         radius,
         k: args.k,
         max_speed: args.max_speed,
+        acceleration: args.acceleration,
         ..Default::default()
     };
     let matcher = Matcher::new(&graph, options).map_err(|e| anyhow!("{e}"))?;

@@ -199,6 +199,9 @@ fn bad_traces_name_the_place_and_leave_nothing() {
     let o = run(dir.path(), &["match", "--points", "again.csv", "--lines", "roads.csv", "--sigma", "0"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--sigma must be a number > 0"));
+    let o = run(dir.path(), &["match", "--points", "again.csv", "--lines", "roads.csv", "--acceleration=-1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--acceleration must be a number >= 0"));
     std::fs::write(dir.path().join("lat.csv"), "trace,lon,lat\na,24.9,95\n").unwrap();
     let o = run(dir.path(), &["match", "--points", "lat.csv", "--lines", "roads.csv", "--geographic"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("lat.csv: line 2: latitude 95 is not in [-90, 90]"));

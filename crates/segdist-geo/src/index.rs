@@ -188,6 +188,32 @@ impl GeoIndex {
         self.chords.is_empty()
     }
 
+    /// `p`'s closest point on one segment of the index, `segment` of part
+    /// `part` of feature `feature`: the answer a query would give for that
+    /// segment, bit for bit (the same as [`geodesic`] on its ends), from
+    /// the Earth-centred coordinates the index keeps. `None` for a segment
+    /// the index does not have, or a point that is not a longitude/latitude.
+    ///
+    /// ```
+    /// let index = segdist_geo::GeoIndex::from_polylines(&[vec![[24.0, 60.0], [24.01, 60.0], [24.01, 60.01]]])?;
+    /// let p = [24.005, 60.001];
+    /// let hit = index.segment(p, 0, 0, 0).unwrap();
+    /// assert_eq!(hit.projection, segdist_geo::geodesic([24.0, 60.0], [24.01, 60.0], p).unwrap());
+    /// assert!(index.segment(p, 0, 0, 2).is_none());
+    /// # Ok::<(), segdist_geo::GeoBuildError>(())
+    /// ```
+    #[must_use]
+    pub fn segment(&self, p: [f64; 2], feature: usize, part: usize, segment: usize) -> Option<GeoHit> {
+        let q = *self.feature_start.get(feature)? + part;
+        if q >= *self.feature_start.get(feature + 1)? || segment + 2 > self.part_start[q + 1] - self.part_start[q] {
+            return None;
+        }
+        if !valid(&p) {
+            return None;
+        }
+        self.evaluate(&p, &ecef(&p), feature, part, segment)
+    }
+
     /// The segment nearest to `p` on the ellipsoid; `None` when the index is
     /// empty or `p` is not a longitude/latitude.
     ///

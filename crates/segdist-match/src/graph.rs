@@ -489,6 +489,105 @@ impl RoadGraph {
         }
     }
 
+    /// `p`'s position on piece `pc`: its nearest segment of the piece (the
+    /// lowest on a tie), measured as the candidate search measures (the
+    /// accurate kernel, or the geodesic). `None` for a point the search
+    /// would not take (not finite, or not lon/lat).
+    pub(crate) fn candidate_on(&self, pc: u32, p: [f64; 2]) -> Option<Candidate> {
+        let piece = &self.pieces[pc as usize];
+        let (v0, v1) = (piece.v0 as usize, piece.v1 as usize);
+        // A geodesic costs a few hundred nanoseconds: of a piece of several
+        // segments, only those near the nearest on the local plane are
+        // measured (see `skip`).
+        let mut plane = [0.0; 16];
+        let least = if self.space == Space::Geographic && v1 - v0 > 1 && v1 - v0 <= plane.len() {
+            self.plane_distances(v0, v1, p, &mut plane)
+        } else {
+            None
+        };
+        let mut best: Option<(usize, f64, [f64; 2], f64, f64)> = None; // v, t, point, distance, along
+        for v in v0..v1 {
+            if least.is_some_and(|least| skip(plane[v - v0], least)) {
+                continue;
+            }
+            let (a, b) = self.segment_ends(v);
+            let m = match self.space {
+                Space::Planar => {
+                    let pr = segdist::Segment::new(a, b).closest_point(p);
+                    (v, pr.t, pr.point, pr.distance, self.along_planar(v, pr.t))
+                }
+                Space::Geographic => {
+                    let pr = match &self.search {
+                        Search::Geographic(index) => {
+                            let (line, part, segment) = self.segment_of(pc, v);
+                            index.segment(p, line, part, segment)?.projection
+                        }
+                        Search::Planar(_) => geodesic(a, b, p)?,
+                    };
+                    let along =
+                        if pr.t == 1.0 { self.cum[v + 1] } else { (self.cum[v] + pr.along).min(self.cum[v + 1]) };
+                    (v, pr.t, pr.point, pr.distance, along)
+                }
+            };
+            if !m.3.is_finite() {
+                return None;
+            }
+            if best.is_none_or(|b| m.3 < b.3) {
+                best = Some(m);
+            }
+        }
+        let (v, t, point, distance, along) = best?;
+        let (line, part, segment) = self.segment_of(pc, v);
+        let offset = (along - self.cum[piece.v0 as usize]).clamp(0.0, piece.len);
+        Some(Candidate { line, part, segment, t, point, distance, along, piece: pc, offset })
+    }
+
+    /// (line, part, segment) of the segment from global vertex `v` of piece
+    /// `pc`.
+    fn segment_of(&self, pc: u32, v: usize) -> (usize, usize, usize) {
+        let line = self.pieces[pc as usize].line as usize;
+        let (first, last) = (self.line_start[line], self.line_start[line + 1]);
+        let q = first + self.part_start[first..=last].partition_point(|&s| s <= v) - 1;
+        (line, q - first, v - self.part_start[q])
+    }
+
+    /// The squared distances from `p` to the segments from vertex `v0` to
+    /// `v1` on the plane tangent at `p` (metres; longitudes unwrapped) into
+    /// `out`, and their least (squared); `None` where that plane is not
+    /// trusted to rank them: above 70° of latitude, or a segment's end over
+    /// 10 km away. (The textbook clamp: its rounding is far below the 2 %
+    /// that `skip` leaves.)
+    fn plane_distances(&self, v0: usize, v1: usize, p: [f64; 2], out: &mut [f64]) -> Option<f64> {
+        if !(p[1].abs() <= 70.0 && p[0].is_finite()) {
+            return None;
+        }
+        let (kx, ky) = metres_per_degree(p[1].to_radians());
+        let local = |q: [f64; 2]| {
+            let mut dlon = q[0] - p[0];
+            if dlon.abs() > 180.0 {
+                dlon -= 360.0 * (dlon / 360.0).round();
+            }
+            [dlon * kx, (q[1] - p[1]) * ky]
+        };
+        let far = |a: [f64; 2]| a[0] * a[0] + a[1] * a[1] > 1e8;
+        let mut least = f64::INFINITY;
+        let mut a = local(self.vertices[v0]);
+        for (v, o) in (v0..v1).zip(out.iter_mut()) {
+            let b = local(self.vertices[v + 1]);
+            if far(a) || far(b) {
+                return None;
+            }
+            let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
+            let len2 = dx * dx + dy * dy;
+            let t = if len2 > 0.0 { (-(a[0] * dx + a[1] * dy) / len2).clamp(0.0, 1.0) } else { 0.0 };
+            let (x, y) = (a[0] + t * dx, a[1] + t * dy);
+            *o = x * x + y * y;
+            least = least.min(*o);
+            a = b;
+        }
+        Some(least)
+    }
+
     /// The global index of the first vertex of segment `segment` of part
     /// `part` of line `line`.
     #[inline]
@@ -649,6 +748,28 @@ impl RoadGraph {
         }
         push(out, at(off1));
     }
+}
+
+/// Whether a segment at `d` metres on the tangent plane cannot be the
+/// nearest of segments the least of which is at `least`. Within 10 km of
+/// the point and up to 70° of latitude, the plane's distances are within
+/// 0.5 % of the geodesic's (WGS84's radii of curvature at the point; the
+/// longitude scale changes by tan 70° × 10 km / 6,371 km = 0.43 % over
+/// the 10 km, the ellipsoid's curvature adds parts per million): a segment
+/// farther than the least by over 2 % and 2 m is not the nearest.
+/// (Both squared.)
+fn skip(d2: f64, least2: f64) -> bool {
+    let m = least2.sqrt() * 1.02 + 2.0;
+    d2 > m * m
+}
+
+/// Metres per degree of longitude and of latitude at latitude `lat`
+/// (radians), from WGS84's radii of curvature.
+pub(crate) fn metres_per_degree(lat: f64) -> (f64, f64) {
+    let e2 = 0.006_694_379_990_14;
+    let w = (1.0 - e2 * lat.sin() * lat.sin()).sqrt();
+    let (n, m) = (6_378_137.0 / w, 6_378_137.0 * (1.0 - e2) / (w * w * w));
+    ((n * lat.cos()).to_radians(), m.to_radians())
 }
 
 /// The length of segment `a`–`b`.

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use crate::candidates::Ranked;
 use crate::graph::{Candidate, Grid, RoadGraph};
 use crate::route::Routes;
+use crate::smooth::{self, Chosen, Params, Smoother};
 
 /// One GPS fix: where, and optionally when (seconds, any origin).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -46,11 +47,26 @@ pub struct MatchOptions {
     /// A turn back on the same road, between two fixes, costs this much
     /// route length on top of the distance driven (default 50).
     pub u_turn_penalty: f64,
+    /// How much a vehicle's velocity wanders: the deviation of its change
+    /// over one second, in units per second (default 2: 2 m/s in a
+    /// second). With times, the fixes are smoothed by a Kalman smoother of
+    /// this process noise before they are matched, and again along the
+    /// matched route after (see the crate docs, "Smoothing"). 0 turns
+    /// smoothing off.
+    pub acceleration: f64,
 }
 
 impl Default for MatchOptions {
     fn default() -> Self {
-        MatchOptions { sigma: 10.0, beta: 10.0, radius: 50.0, k: 8, max_speed: 50.0, u_turn_penalty: 50.0 }
+        MatchOptions {
+            sigma: 10.0,
+            beta: 10.0,
+            radius: 50.0,
+            k: 8,
+            max_speed: 50.0,
+            u_turn_penalty: 50.0,
+            acceleration: 2.0,
+        }
     }
 }
 
@@ -60,7 +76,7 @@ pub enum MatchError {
     /// Fix `fix` is earlier than the fix before it.
     TimeGoesBack { fix: usize },
     /// An option out of range (a non-positive sigma, beta or speed, a
-    /// negative radius or penalty, or `k` of 0).
+    /// negative radius, penalty or acceleration, or `k` of 0).
     BadOption(&'static str),
 }
 
@@ -192,6 +208,10 @@ struct Scratch {
     live: Vec<(u32, u32, f64, u32)>,
     /// Route lengths from a head node to the live states' tails.
     lengths: Vec<f64>,
+    smoother: Smoother,
+    chosen: Vec<Chosen>,
+    /// The trace's fixes at their smoothed positions.
+    smoothed: Vec<Fix>,
 }
 
 /// States this far below the step's best (in log-likelihood) are not
@@ -260,6 +280,9 @@ impl<'g> Matcher<'g> {
         if !o.u_turn_penalty.is_finite() || o.u_turn_penalty < 0.0 {
             return Err(MatchError::BadOption("u_turn_penalty"));
         }
+        if !o.acceleration.is_finite() || o.acceleration < 0.0 {
+            return Err(MatchError::BadOption("acceleration"));
+        }
         if o.k == 0 {
             return Err(MatchError::BadOption("k"));
         }
@@ -294,6 +317,9 @@ impl<'g> Matcher<'g> {
                 steps: Vec::new(),
                 best: Vec::new(),
                 done: Vec::new(),
+                smoother: Smoother::default(),
+                chosen: Vec::new(),
+                smoothed: Vec::new(),
             });
             Ok(self.run(fixes, paths, s))
         })
@@ -301,6 +327,12 @@ impl<'g> Matcher<'g> {
 
     fn run(&self, fixes: &[Fix], want_paths: bool, s: &mut Scratch) -> MatchedTrace {
         let g = self.graph;
+        // With times, the fixes are matched at their smoothed positions.
+        let mut at = std::mem::take(&mut s.smoothed);
+        let smoothed = self.o.acceleration > 0.0
+            && smooth::fixes(g.space(), fixes, self.o.sigma, self.o.acceleration, &mut s.smoother, &mut at);
+        let original = fixes;
+        let fixes = if smoothed { &at[..] } else { original };
         let none = MatchedFix { state: FixState::Unmatched, sub_match: 0, candidate: None, forward: true, arc: 0 };
         let mut out = vec![none; fixes.len()];
         let mut paths = Vec::new();
@@ -321,7 +353,7 @@ impl<'g> Matcher<'g> {
             }
             if s.cands.is_empty() {
                 if let Some(id) = sub.take() {
-                    self.finish(s, id, &mut out, want_paths.then_some(&mut paths));
+                    self.finish(s, id, original, smoothed, &mut out, want_paths.then_some(&mut paths));
                 }
                 out[i].sub_match = next_sub.saturating_sub(1);
                 after_gap = false;
@@ -348,7 +380,7 @@ impl<'g> Matcher<'g> {
                     // starts the next with its emission scores alone.
                     let cands = s.all_cands.split_off(first_cand);
                     let states = s.states.split_off(first_state);
-                    self.finish(s, id, &mut out, want_paths.then_some(&mut paths));
+                    self.finish(s, id, original, smoothed, &mut out, want_paths.then_some(&mut paths));
                     s.all_cands.extend(cands);
                     s.states.extend(states.into_iter().map(|mut st| {
                         st.cand -= first_cand as u32;
@@ -377,8 +409,9 @@ impl<'g> Matcher<'g> {
             s.steps.push((i, first_state, first_cand));
         }
         if let Some(id) = sub {
-            self.finish(s, id, &mut out, want_paths.then_some(&mut paths));
+            self.finish(s, id, original, smoothed, &mut out, want_paths.then_some(&mut paths));
         }
+        s.smoothed = at;
         MatchedTrace { fixes: out, paths }
     }
 
@@ -479,9 +512,19 @@ impl<'g> Matcher<'g> {
         any
     }
 
-    /// Backtracks the current sub-match into `out`, then clears it (and
-    /// draws its path).
-    fn finish(&self, s: &mut Scratch, id: u32, out: &mut [MatchedFix], paths: Option<&mut Vec<MatchedPath>>) {
+    /// Backtracks the current sub-match into `out`, smooths it along its
+    /// route, then clears it (and draws its path). `fixes` are the trace's
+    /// as given; `smoothed`: the states are those of their smoothed
+    /// positions, so each fix's position on its piece is measured again.
+    fn finish(
+        &self,
+        s: &mut Scratch,
+        id: u32,
+        fixes: &[Fix],
+        smoothed: bool,
+        out: &mut [MatchedFix],
+        paths: Option<&mut Vec<MatchedPath>>,
+    ) {
         let Some(&(_, last_first, _)) = s.steps.last() else { return };
         let mut best = last_first;
         for j in last_first..s.states.len() {
@@ -503,6 +546,31 @@ impl<'g> Matcher<'g> {
             o.candidate = Some(s.all_cands[st.cand as usize]);
             o.forward = st.arc.is_multiple_of(2);
             o.arc = st.arc;
+            if smoothed {
+                // The piece's segments are finite, and so is the fix (its
+                // smoothed position had candidates): `None` cannot come.
+                o.candidate = self.graph.candidate_on(st.arc / 2, fixes[fix].point).or(o.candidate);
+            }
+        }
+        if smoothed {
+            s.chosen.clear();
+            s.chosen.extend(s.steps.iter().zip(&chosen).map(|(&(fix, _, _), &j)| {
+                let st = s.states[j as usize];
+                Chosen { arc: st.arc, pos: st.pos, time: fixes[fix].time, point: fixes[fix].point }
+            }));
+            let params = Params {
+                sigma: self.o.sigma,
+                acceleration: self.o.acceleration,
+                max_speed: self.o.max_speed.min(1e6),
+                tolerance: 4.0 * self.o.sigma,
+            };
+            let steps = &s.steps;
+            s.smoother.run(self.graph, &mut s.routes.dijkstra, &s.chosen, params, |step, arc, c| {
+                let o = &mut out[steps[step].0];
+                o.candidate = Some(c);
+                o.forward = arc.is_multiple_of(2);
+                o.arc = arc;
+            });
         }
         if let Some(paths) = paths {
             let states: Vec<State> = chosen.iter().map(|&j| s.states[j as usize]).collect();

@@ -103,6 +103,7 @@ impl RoadNetwork {
         radius: f64,
         k: usize,
         max_speed: f64,
+        acceleration: f64,
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let ids = column(&trace, "trace")?;
@@ -116,7 +117,7 @@ impl RoadNetwork {
                 time.len()
             )));
         }
-        let options = MatchOptions { sigma, beta, radius, k, max_speed, ..Default::default() };
+        let options = MatchOptions { sigma, beta, radius, k, max_speed, acceleration, ..Default::default() };
         let matcher = Matcher::new(&self.graph, options).map_err(|e| PyValueError::new_err(e.to_string()))?;
         // Runs of equal ids; an id seen again after another is an error.
         let mut runs = Vec::new();

@@ -71,6 +71,26 @@ def test_match_equals_the_command_line(tmp_path):
     assert [int(r["sub_match"]) for r in rows] == m.sub_match.tolist()
 
 
+def test_smoothing_needs_times_and_can_be_turned_off():
+    lines, oneway = grid()
+    ids, xy, t = traces(seed=5)
+    net = segdist.RoadNetwork(lines, oneway)
+    # Without times nothing is smoothed.
+    plain, plain_off = net.match(ids, xy, sigma=5.0), net.match(ids, xy, sigma=5.0, acceleration=0.0)
+    assert plain.line.tolist() == plain_off.line.tolist()
+    assert plain.distance.tolist() == plain_off.distance.tolist()
+    # With times it is, unless turned off.
+    off = net.match(ids, xy, t, sigma=5.0, acceleration=0.0)
+    on = net.match(ids, xy, t, sigma=5.0)
+    assert off.x.tolist() != on.x.tolist() or off.line.tolist() != on.line.tolist()
+    # (The walks wrap from y = 600 to 0: a jump no route makes, so a break.)
+    assert (on.state != "unmatched").all()
+    assert np.all(np.isfinite(on.distance)) and np.all(on.distance >= 0)
+    # Smoothed: each fix's distance is still its own, to its matched point.
+    mine = np.hypot(xy[:, 0] - on.x, xy[:, 1] - on.y)
+    assert np.allclose(mine, on.distance, rtol=1e-12, atol=1e-9)
+
+
 def test_parallel_roads_follow_the_trace():
     net = segdist.RoadNetwork(
         [[[0, 0], [1000, 0]], [[0, 15], [1000, 15]], [[0, 0], [0, 15]], [[1000, 0], [1000, 15]]]
@@ -105,6 +125,8 @@ def test_errors():
         net.match([1, 1], [[0, 0], [1, 0]], [5.0, 4.0])
     with pytest.raises(ValueError, match="sigma"):
         net.match([1], [[0, 0]], sigma=0.0)
+    with pytest.raises(ValueError, match="acceleration"):
+        net.match([1], [[0, 0]], acceleration=-1.0)
     with pytest.raises(ValueError, match="fewer than two vertices"):
         segdist.RoadNetwork([[[0, 0]]])
     with pytest.raises(ValueError, match="junctions"):

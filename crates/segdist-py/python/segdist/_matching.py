@@ -107,6 +107,7 @@ class RoadNetwork:
         k: int = 8,
         beta: float = 10.0,
         max_speed: float = 50.0,
+        acceleration: float = 2.0,
         threads: Optional[int] = None,
     ) -> Matched:
         """Matches every trace: ``trace`` an id per fix (a trace's fixes
@@ -115,8 +116,10 @@ class RoadNetwork:
         noise, ``radius`` where candidates are looked for (default 5 ×
         sigma, at least 50), ``k`` candidate roads per fix, ``beta`` the
         transition's scale, ``max_speed`` the fastest a vehicle goes (with
-        times). Traces run on all cores (``threads`` to choose), the GIL
-        released.
+        times), ``acceleration`` how much its velocity wanders (with times,
+        the fixes are smoothed before matching and along the matched route
+        after; 0 turns that off). Traces run on all cores (``threads`` to
+        choose), the GIL released.
 
         A fix with no road within the radius is ``"unmatched"`` and ends
         its sub-match; one that no route from the fix before reaches starts
@@ -132,7 +135,7 @@ class RoadNetwork:
         pts = np.ascontiguousarray(np.asarray(xy, dtype=np.float64).reshape(-1, 2))
         t = np.zeros(0) if time is None else np.ascontiguousarray(np.asarray(time, dtype=np.float64).reshape(-1))
         r = max(5.0 * sigma, 50.0) if radius is None else float(radius)
-        cols = self._native.match_traces(codes, pts, t, float(sigma), float(beta), r, int(k), float(max_speed), threads)
+        cols = self._native.match_traces(codes, pts, t, float(sigma), float(beta), r, int(k), float(max_speed), float(acceleration), threads)
         return Matched(*cols[:9], _STATES[cols[9]])
 
 

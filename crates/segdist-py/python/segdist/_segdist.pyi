@@ -96,6 +96,7 @@ class RoadNetwork:
         radius: float,
         k: int,
         max_speed: float,
+        acceleration: float,
         threads: Optional[int],
     ) -> tuple[npt.NDArray[Any], ...]: ...
 
