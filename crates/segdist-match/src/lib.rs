@@ -37,7 +37,8 @@
 //!
 //! 1. **Before matching**, the fixes' positions: the model's candidates and
 //!    transitions are those of the smoothed positions, which at 1 s between
-//!    fixes are two to three times nearer the truth than the fixes. A fix
+//!    fixes are 2.3–3.2 times nearer the truth than the fixes (at 5–20 m of
+//!    noise on a simulated lattice; 1.3–1.7 times at 5 s). A fix
 //!    more than 6σ from where the fixes before it put the vehicle (a GPS
 //!    jump) is left out and matched as it is.
 //! 2. **After Viterbi**, each fix's distance along the matched route: a fix
