@@ -1,6 +1,7 @@
 //! A GeoJSON FeatureCollection streamed feature by feature, fast: a scan of
 //! the bytes finds where each feature ends (brackets outside strings), and
-//! serde_json parses the feature from that slice.
+//! serde_json parses the feature from that slice (straight into geojson's
+//! types for the common shapes, `feature_fast.rs`).
 //!
 //! Why not `geojson::FeatureReader`: it hands serde_json an `io::Read`,
 //! which serde_json reads one byte at a time through `io::Bytes` (about 90
@@ -255,7 +256,13 @@ impl<R: Read> Features<R> {
         let Some(n) = self.value_len()? else {
             return Err(self.error(&format!("feature {i}: the file ends inside it")));
         };
-        let parsed = serde_json::from_slice::<geojson::Feature>(&self.buf[self.pos..self.pos + n]);
+        let text = &self.buf[self.pos..self.pos + n];
+        // The common shapes by the fast path; the rest (and errors) by
+        // geojson's own reading.
+        let parsed = match crate::feature_fast::parse(text) {
+            Some(f) => Ok(f),
+            None => serde_json::from_slice::<geojson::Feature>(text),
+        };
         self.index += 1;
         match parsed {
             Ok(f) => {

@@ -4,6 +4,7 @@
 //! pipe on stdout (`segdist pairs big.csv | head`) exits quietly with 0.
 
 mod demo;
+mod feature_fast;
 mod features;
 #[cfg(test)]
 mod fuzz;

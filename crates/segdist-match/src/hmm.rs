@@ -98,7 +98,8 @@ pub enum FixState {
     /// starting the trace's first, or one after an unmatched fix).
     Matched,
     /// No road within the radius (or not a finite coordinate): ends the
-    /// current sub-match.
+    /// current sub-match. (With smoothing, the radius is measured from the
+    /// fix's smoothed position.)
     Unmatched,
     /// On a road, but no route from the fix before it within the bound:
     /// starts a new sub-match.
@@ -141,7 +142,8 @@ pub struct MatchedFix {
 pub struct MatchedPath {
     /// The sub-match.
     pub sub_match: u32,
-    /// The path's vertices, from the first fix's position to the last's.
+    /// The path's vertices, from the first fix's position to the last's
+    /// (with smoothing, their smoothed positions' places on the roads).
     pub points: Vec<[f64; 2]>,
     /// The lines driven, in order (a line entered twice in a row once).
     pub lines: Vec<usize>,
