@@ -174,3 +174,32 @@ fn parquet_seeds() -> (Vec<u8>, Vec<u8>) {
     );
     (lines, points)
 }
+
+#[test]
+fn the_fast_geojson_path_never_disagrees_with_geojson() {
+    // Features of every shape the fast path takes, mutated: whatever it
+    // takes must read as geojson reads it (and the rest goes to geojson).
+    let seeds = [
+        r#"{"type":"Feature","id":"a","properties":{"oneway":"yes","k":[1,{"x":null}]},"geometry":{"type":"LineString","coordinates":[[24.9,60.1],[24.91,60.1]]}}"#,
+        r#"{"type":"Feature","id":7,"properties":null,"geometry":{"type":"MultiPolygon","coordinates":[[[[0,0],[1,0],[0,1],[0,0]]],[]]}}"#,
+        r#"{"geometry":{"coordinates":[[1,2,3],[4e-3,-5.5]],"type":"MultiPoint"},"type":"Feature","properties":{}}"#,
+        r#"{"type":"Feature","geometry":{"type":"Point","coordinates":[-0.0,1e300]},"properties":null}"#,
+    ];
+    let n: usize = std::env::var("SEGDIST_FUZZ").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let (mut taken, mut agreed) = (0, 0);
+    for seed in seeds {
+        for _ in 0..n {
+            let text = mutate(&mut rng, seed.as_bytes());
+            let fast = crate::feature_fast::parse(&text);
+            let slow = serde_json::from_slice::<geojson::Feature>(&text).ok();
+            if let Some(f) = fast {
+                taken += 1;
+                assert!(Some(&f) == slow.as_ref(), "{}", String::from_utf8_lossy(&text));
+                agreed += 1;
+            }
+        }
+    }
+    // Some mutants keep their shape (a digit changed, a property added).
+    assert!(taken > n / 100 && agreed == taken, "{taken} {agreed}");
+}
