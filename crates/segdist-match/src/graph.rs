@@ -763,12 +763,18 @@ fn skip(d2: f64, least2: f64) -> bool {
     d2 > m * m
 }
 
-/// Metres per degree of longitude and of latitude at latitude `lat`
-/// (radians), from WGS84's radii of curvature.
-pub(crate) fn metres_per_degree(lat: f64) -> (f64, f64) {
+/// WGS84's radii of curvature at latitude `lat` (radians): the prime
+/// vertical's and the meridian's, in metres.
+pub(crate) fn radii(lat: f64) -> (f64, f64) {
     let e2 = 0.006_694_379_990_14;
     let w = (1.0 - e2 * lat.sin() * lat.sin()).sqrt();
-    let (n, m) = (6_378_137.0 / w, 6_378_137.0 * (1.0 - e2) / (w * w * w));
+    (6_378_137.0 / w, 6_378_137.0 * (1.0 - e2) / (w * w * w))
+}
+
+/// Metres per degree of longitude and of latitude at latitude `lat`
+/// (radians).
+pub(crate) fn metres_per_degree(lat: f64) -> (f64, f64) {
+    let (n, m) = radii(lat);
     ((n * lat.cos()).to_radians(), m.to_radians())
 }
 

@@ -548,17 +548,12 @@ impl<'g> Matcher<'g> {
             o.candidate = Some(s.all_cands[st.cand as usize]);
             o.forward = st.arc.is_multiple_of(2);
             o.arc = st.arc;
-            if smoothed {
-                // The piece's segments are finite, and so is the fix (its
-                // smoothed position had candidates): `None` cannot come.
-                o.candidate = self.graph.candidate_on(st.arc / 2, fixes[fix].point).or(o.candidate);
-            }
         }
         if smoothed {
             s.chosen.clear();
             s.chosen.extend(s.steps.iter().zip(&chosen).map(|(&(fix, _, _), &j)| {
                 let st = s.states[j as usize];
-                Chosen { arc: st.arc, pos: st.pos, time: fixes[fix].time, point: fixes[fix].point }
+                Chosen { arc: st.arc, pos: st.pos, time: fixes[fix].time }
             }));
             let params = Params {
                 sigma: self.o.sigma,
@@ -567,12 +562,19 @@ impl<'g> Matcher<'g> {
                 tolerance: 4.0 * self.o.sigma,
             };
             let steps = &s.steps;
-            s.smoother.run(self.graph, &mut s.routes.dijkstra, &s.chosen, params, |step, arc, c| {
+            s.smoother.run(self.graph, &mut s.routes.dijkstra, &s.chosen, params, |step, arc| {
                 let o = &mut out[steps[step].0];
-                o.candidate = Some(c);
                 o.forward = arc.is_multiple_of(2);
                 o.arc = arc;
             });
+            // The states are those of the smoothed positions: each fix is
+            // measured once, from where it was given, on its piece. (The
+            // piece's segments are finite, and so is the fix, whose smoothed
+            // position had candidates: `None` cannot come.)
+            for &(fix, _, _) in &s.steps {
+                let o = &mut out[fix];
+                o.candidate = self.graph.candidate_on(o.arc / 2, fixes[fix].point).or(o.candidate);
+            }
         }
         if let Some(paths) = paths {
             let states: Vec<State> = chosen.iter().map(|&j| s.states[j as usize]).collect();

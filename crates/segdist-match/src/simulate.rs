@@ -119,10 +119,7 @@ fn noisy(space: Space, p: [f64; 2], sigma: f64, rng: &mut ChaCha8Rng) -> [f64; 2
             // Metres to degrees on the local tangent plane (WGS84 radii of
             // curvature).
             let lat = p[1].to_radians();
-            let e2 = 0.006_694_379_990_14;
-            let w = (1.0 - e2 * lat.sin() * lat.sin()).sqrt();
-            let n = 6_378_137.0 / w;
-            let m = 6_378_137.0 * (1.0 - e2) / (w * w * w);
+            let (n, m) = crate::graph::radii(lat);
             [p[0] + (dx / (n * lat.cos())).to_degrees(), p[1] + (dy / m).to_degrees()]
         }
     }

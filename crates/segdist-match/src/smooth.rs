@@ -22,7 +22,7 @@
 //!
 //! [`MatchOptions::acceleration`]: crate::MatchOptions::acceleration
 
-use crate::graph::{metres_per_degree, Candidate, RoadGraph, Space};
+use crate::graph::{metres_per_degree, RoadGraph, Space};
 use crate::hmm::Fix;
 use crate::route::Dijkstra;
 
@@ -33,8 +33,6 @@ pub(crate) struct Chosen {
     /// Distance along the arc from its tail.
     pub(crate) pos: f64,
     pub(crate) time: Option<f64>,
-    /// The fix.
-    pub(crate) point: [f64; 2],
 }
 
 /// One arc of the route, and the distance driven when at its tail.
@@ -74,15 +72,16 @@ pub(crate) struct Params {
 
 impl Smoother {
     /// Smooths the chosen states of one sub-match; for each step whose
-    /// estimate lies on another piece of the route, calls `moved(step, arc,
-    /// candidate)` with that arc and the step's position on its piece.
+    /// estimate lies on another piece of the route, calls `moved(step,
+    /// arc)` with the route's arc there (the caller measures the fix on
+    /// it).
     pub(crate) fn run(
         &mut self,
         g: &RoadGraph,
         dijkstra: &mut Dijkstra,
         chosen: &[Chosen],
         p: Params,
-        mut moved: impl FnMut(usize, u32, Candidate),
+        mut moved: impl FnMut(usize, u32),
     ) {
         if p.acceleration.is_nan() || p.acceleration <= 0.0 || chosen.len() < 3 {
             return;
@@ -136,7 +135,7 @@ impl Smoother {
             }
             if end - first >= 3 {
                 self.smooth(p, q);
-                self.place(g, &chosen[first..end], first, &mut moved);
+                self.place(g, first, &mut moved);
             }
             first = end;
         }
@@ -155,10 +154,10 @@ impl Smoother {
         }
     }
 
-    /// Puts each step of the `run` (starting at chosen state `first`) on the
+    /// Puts each step of the run (starting at chosen state `first`) on the
     /// leg its smoothed distance falls in, telling `moved` of those that
     /// change piece.
-    fn place(&self, g: &RoadGraph, run: &[Chosen], first: usize, moved: &mut impl FnMut(usize, u32, Candidate)) {
+    fn place(&self, g: &RoadGraph, first: usize, moved: &mut impl FnMut(usize, u32)) {
         let last = self.legs.len() - 1;
         let span = |l: usize| (self.legs[l].start, self.legs[l].start + len(g, self.legs[l].arc));
         for (i, &(own, s, _)) in self.at.iter().enumerate() {
@@ -173,9 +172,7 @@ impl Smoother {
             if arc / 2 == self.legs[own].arc / 2 {
                 continue;
             }
-            if let Some(c) = g.candidate_on(arc / 2, run[i].point) {
-                moved(first + i, arc, c);
-            }
+            moved(first + i, arc);
         }
     }
 }
