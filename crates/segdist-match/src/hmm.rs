@@ -409,6 +409,14 @@ impl<'g> Matcher<'g> {
                 out[i].state = FixState::Matched;
             }
             s.steps.push((i, first_state, first_cand));
+            if self.keep_routes {
+                // The next step searches from these states' heads: their
+                // kept searches' slots are asked for now, to arrive while
+                // the next fix's candidates are found.
+                for st in &s.states[first_state..] {
+                    s.routes.prefetch(st.head, false);
+                }
+            }
         }
         if let Some(id) = sub {
             self.finish(s, id, original, smoothed, &mut out, want_paths.then_some(&mut paths));
@@ -424,6 +432,14 @@ impl<'g> Matcher<'g> {
     #[inline(never)]
     fn transition(&self, s: &mut Scratch, a: &Fix, b: &Fix, prev: usize, cur: usize) -> bool {
         let g = self.graph;
+        if self.keep_routes {
+            // The slots came in during the candidate search (see `run`):
+            // now the searches' entries, while the straight distance and
+            // the live states are worked out.
+            for st in &s.states[prev..cur] {
+                s.routes.prefetch(st.head, true);
+            }
+        }
         let straight = g.distance(a.point, b.point).unwrap_or(0.0);
         let mut bound = 2.0 * straight + 2.0 * self.o.radius + self.o.u_turn_penalty;
         if let (Some(ta), Some(tb)) = (a.time, b.time) {
