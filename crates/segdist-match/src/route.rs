@@ -8,8 +8,8 @@
 //! no build, and between fixes 1–5 s apart its bound is tens of metres, so
 //! a search reaches few nodes; and kept per node by each thread, the
 //! searches become a table of their own, filled where traces go: on the
-//! bench's traces segdist now matches faster than FMM's table at 30 s too
-//! (ARCHITECTURE.md, "Map matching").
+//! bench's traces segdist matches about as fast as FMM's table at 30 s
+//! (PERFORMANCE-NOTES.md, "Map matching: the design's measurements").
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
