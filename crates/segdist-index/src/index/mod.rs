@@ -455,6 +455,25 @@ impl<const D: usize> Index<D> {
         let _ = block;
     }
 
+    /// Asks for leaf `j`'s `1/|b − a|²` line, which its scan reads beside
+    /// the leaf's block: a hint, as [`prefetch_segment`](Self::prefetch_segment).
+    #[inline(always)]
+    pub(crate) fn prefetch_inv(&self, j: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(inv) = self.inv.get(j) {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            // SAFETY: a prefetch never faults; both addresses lie in `inv`.
+            let p = inv.as_ptr().cast::<i8>();
+            // (64 bytes, not aligned to a line: both ends.)
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(p);
+                _mm_prefetch::<_MM_HINT_T0>(p.add(63));
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = j;
+    }
+
     /// The curve that orders query batches.
     pub(crate) fn curve(&self) -> &Curve<D> {
         &self.curve

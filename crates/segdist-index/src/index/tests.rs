@@ -299,14 +299,44 @@ fn single_queries_in_both_forms_match_brute_force() {
             let st = walk(Want::Nearest(1), f64::INFINITY, &mut s).expect("a finite point");
             let best = index.pick(&p, &st, f64::INFINITY, &mut s).expect("segments");
             assert_eq!(key(&best), key(&all[0]), "{p:?} avx2 {avx2}");
-            let st = walk(Want::Nearest(5), f64::INFINITY, &mut s).expect("a finite point");
-            let k: Vec<_> = index.rank(&p, Want::Nearest(5), f64::INFINITY, st.bound, &mut s).iter().map(key).collect();
-            assert_eq!(k, all[..5].iter().map(key).collect::<Vec<_>>(), "{p:?} avx2 {avx2}");
+            // (Both forms of `State::tighten`: in place up to k = 32, by
+            // `Vec::insert` past it.)
+            for k in [2, 5, 32, 33] {
+                let st = walk(Want::Nearest(k), f64::INFINITY, &mut s).expect("a finite point");
+                let got: Vec<_> =
+                    index.rank(&p, Want::Nearest(k), f64::INFINITY, st.bound, &mut s).iter().map(key).collect();
+                assert_eq!(got, all[..k].iter().map(key).collect::<Vec<_>>(), "{p:?} avx2 {avx2} k {k}");
+            }
             let radius = 3.0;
             let st = walk(Want::All, radius, &mut s).expect("a finite point");
             let near: Vec<_> = index.rank(&p, Want::All, radius, st.bound, &mut s).iter().map(key).collect();
             let want: Vec<_> = all.iter().take_while(|f| f.proj.distance <= radius).map(key).collect();
             assert_eq!(near, want, "{p:?} avx2 {avx2}");
+        }
+    }
+}
+
+#[test]
+fn tighten_keeps_the_k_least_upper_bounds_in_both_forms() {
+    // The in-place insertion (k up to 32) and `Vec::insert` (past it) keep
+    // the k least of the bounds offered, ascending, and set the bound to
+    // the k-th: against a sort of all of them, with many equal values.
+    let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(29);
+    let p = [0.0, 0.0];
+    for k in [1, 2, 5, 31, 32, 33, 40] {
+        for _ in 0..50 {
+            let mut s = Scratch::default();
+            let mut st = State::<2> { p: &p, mp: 0.0, bound: f64::INFINITY, want: Want::Nearest(k), skip: u32::MAX };
+            let offered: Vec<f64> = (0..r.gen_range(0..80)).map(|_| f64::from(r.gen_range(0..20u8))).collect();
+            for &u in &offered {
+                st.tighten(&mut s, k, u);
+            }
+            let mut want = offered.clone();
+            want.sort_by(f64::total_cmp);
+            want.truncate(k);
+            assert_eq!(s.uppers, want, "k {k}");
+            let bound = if want.len() == k { want[k - 1] } else { f64::INFINITY };
+            assert_eq!(st.bound, bound, "k {k}");
         }
     }
 }
