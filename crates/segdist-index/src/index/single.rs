@@ -507,6 +507,13 @@ impl<const D: usize> Index<D> {
                 } else {
                     (0..B).filter(|c| real >> c & 1 == 1).fold(f64::INFINITY, |m, c| fmin(m, upper[c]))
                 };
+                if least < st.bound {
+                    // The likely answer: its record (the id, read for the
+                    // answer; a cache miss in a large index) asked for now,
+                    // while the walk goes on.
+                    let c = (lanes::at_most::<AVX2>(&upper, 1.0, least) & real).trailing_zeros();
+                    self.prefetch_segment((base + c as usize) as u32);
+                }
                 st.bound = fmin(st.bound, least);
             }
             Want::Nearest(k) => {
