@@ -244,6 +244,37 @@ fn padding_lanes_are_never_answers() {
     }
 }
 
+/// A node whose only real child is the last leaf: the rest of its lanes
+/// are padding boxes at `+inf`, never to be taken for leaves (the single
+/// query's descent asks for the next nearest leaf ahead of its scan: never
+/// one of them, past the last leaf).
+#[test]
+fn a_last_node_with_one_real_leaf_is_searched_without_its_padding() {
+    // 64 segments in a unit square and one far away, at a corner of the
+    // whole box (one of them last on the curve): nine leaves, the far one
+    // alone in the last, the second node of the leaves' level holding it
+    // and seven padding boxes; queries about the far segment descend there.
+    let mut r = ChaCha8Rng::seed_from_u64(31);
+    let near: Vec<[[f64; 2]; 2]> = (0..64)
+        .map(|_| {
+            let a = [r.gen_range(0.0..1.0), r.gen_range(0.0..1.0)];
+            [a, [a[0] + 0.01, a[1]]]
+        })
+        .collect();
+    for far in [[100.0, 0.0], [100.0, 1.0], [0.0, 100.0], [1.0, 100.0], [100.0, 100.0]] {
+        let features: Features<2> =
+            near.iter().map(|s| vec![s.to_vec()]).chain([vec![vec![far, [far[0] + 0.5, far[1]]]]]).collect();
+        let index = build(&features);
+        for q in 0..20 {
+            let p = [far[0] + 0.05 * f64::from(q) - 0.3, far[1] + 0.1];
+            let all = all_hits(&features, p);
+            assert_eq!(index.nearest(p).map(|h| bits(&h)), Some(bits(&all[0])), "{far:?} at {p:?}");
+            let two: Vec<_> = index.k_nearest(p, 2).iter().map(bits).collect();
+            assert_eq!(two, all[..2].iter().map(bits).collect::<Vec<_>>(), "{far:?} at {p:?}");
+        }
+    }
+}
+
 #[test]
 fn non_finite_input_is_rejected_with_its_position() {
     let mut b = IndexBuilder::<3>::new();

@@ -418,10 +418,12 @@ impl<const D: usize> Index<D> {
                 // The leaf next nearest is the one the walk most often
                 // scans next: asked for now, its cache misses overlap the
                 // first leaf's instead of following its scan.
+                // (Only a finite distance: padding lanes are at +inf.)
                 let mut rest = d2;
                 rest[c] = f64::INFINITY;
-                let next = lanes::at_most::<AVX2>(&rest, 1.0, lanes::least::<AVX2>(&rest));
-                if next != 0 {
+                let second = lanes::least::<AVX2>(&rest);
+                if second < f64::INFINITY {
+                    let next = lanes::at_most::<AVX2>(&rest, 1.0, second);
                     let n = j * B + next.trailing_zeros() as usize;
                     Self::prefetch_block(&self.leaves[n]);
                     self.prefetch_inv(n);
