@@ -60,7 +60,7 @@ mod short;
 mod spherical;
 
 pub use ellipsoid::geodesic;
-pub use grid::GeoGrid;
+pub use grid::{GeoGrid, GridCell};
 pub use index::{GeoBuildError, GeoHit, GeoIndex};
 pub use polyline::{along_line, geodesic_lengths, GeoLocation, GeoPolyline};
 pub use spherical::{sphere, MEAN_EARTH_RADIUS};

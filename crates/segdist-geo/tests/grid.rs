@@ -119,4 +119,16 @@ fn no_grid_and_no_answers_where_none_belong() {
             assert_eq!(hits, index.k_nearest_within(p, k, 50.0), "{p:?}, k {k}");
         }
     }
+    // A cell for a point on the grid only: off it, or not lon/lat, none
+    // (and no answers); on it, its memory asked for, nothing else.
+    for p in [[f64::NAN, 0.0], [0.0, 91.0], [f64::INFINITY, 0.0], [90.0, 0.0], [0.001, 0.1]] {
+        assert_eq!(grid.cell(p), None, "{p:?}");
+        grid.k_nearest_within(p, 1, &mut hits);
+        assert!(hits.is_empty(), "{p:?}");
+    }
+    let cell = grid.cell([0.0005, 0.0]).expect("on the grid");
+    grid.prefetch_list(cell);
+    grid.prefetch_chords(cell);
+    assert_eq!(grid.cell([0.000501, 0.0]), Some(cell));
+    assert_ne!(grid.cell([0.0005, 0.0003]), Some(cell));
 }

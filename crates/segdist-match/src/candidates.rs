@@ -200,6 +200,39 @@ impl CandidateGrid {
 
     /// `p`'s candidates into `out`, as [`RoadGraph::candidates`] finds them
     /// with this grid's radius.
+    /// The cell `p` falls in (`None` off the grid: no candidates).
+    #[inline]
+    pub(crate) fn cell(&self, p: [f64; 2]) -> Option<u32> {
+        let (fx, fy) = ((p[0] - self.origin[0]) / self.cell, (p[1] - self.origin[1]) / self.cell);
+        (fx >= 0.0 && fy >= 0.0 && fx < self.nx as f64 && fy < self.ny as f64)
+            .then(|| (fy as usize * self.nx + fx as usize) as u32)
+    }
+
+    /// Asks for cell `c`'s list (a hint: nothing is read).
+    pub(crate) fn prefetch_list(&self, c: u32) {
+        let c = c as usize;
+        if let (Some(s), Some(&e)) = (self.start.get(c), self.start.get(c + 1)) {
+            crate::route::hint((s as *const u32).cast());
+            for i in (*s as usize..e as usize).step_by(16) {
+                crate::route::hint((&raw const self.items[i]).cast());
+            }
+        }
+    }
+
+    /// Asks for the segments cell `c` lists (reads the list: best asked
+    /// for a step before by [`prefetch_list`](Self::prefetch_list)).
+    pub(crate) fn prefetch_segments(&self, c: u32) {
+        let c = c as usize;
+        if let (Some(&s), Some(&e)) = (self.start.get(c), self.start.get(c + 1)) {
+            for &i in &self.items[s as usize..e as usize] {
+                let seg = &self.segs[i as usize];
+                // 88 bytes, over two or three lines: both ends.
+                crate::route::hint((seg as *const Seg).cast());
+                crate::route::hint((&raw const seg.piece).cast());
+            }
+        }
+    }
+
     pub(crate) fn candidates(
         &self,
         g: &RoadGraph,
@@ -214,12 +247,9 @@ impl CandidateGrid {
         if !(p[0].is_finite() && p[1].is_finite()) {
             return;
         }
-        let (fx, fy) = ((p[0] - self.origin[0]) / self.cell, (p[1] - self.origin[1]) / self.cell);
         // Outside the grid: farther than the radius from every segment.
-        if !(fx >= 0.0 && fy >= 0.0 && fx < self.nx as f64 && fy < self.ny as f64) {
-            return;
-        }
-        let c = fy as usize * self.nx + fx as usize;
+        let Some(c) = self.cell(p) else { return };
+        let c = c as usize;
         let radius = self.radius;
         let r2 = radius * radius * (1.0 + ROUNDING);
         // The fast kernel's error bound (`12·u·(M + d)` in 2D, doubled):
@@ -381,6 +411,15 @@ mod tests {
                 g.candidates(p, k, radius, &mut a);
                 grid.candidates(&g, p, k, &mut ranked, &mut b);
                 assert_eq!(a, b, "{p:?}, radius {radius}");
+                // Off the grid, no candidates; on it, the cell's memory
+                // asked for (hints: nothing may change, nothing may fail).
+                match grid.cell(p) {
+                    None => assert!(b.is_empty(), "{p:?}"),
+                    Some(c) => {
+                        grid.prefetch_list(c);
+                        grid.prefetch_segments(c);
+                    }
+                }
             }
         }
     }

@@ -249,6 +249,41 @@ pub(crate) enum Grid {
     Geographic(GeoGrid),
 }
 
+/// A cell of a [`Grid`], for asking for its memory ahead of its query.
+#[derive(Clone, Copy)]
+pub(crate) enum GridCell {
+    Planar(u32),
+    Geographic(segdist_geo::GridCell),
+}
+
+impl Grid {
+    /// The cell of `p`, if on the grid.
+    pub(crate) fn cell(&self, p: [f64; 2]) -> Option<GridCell> {
+        match self {
+            Grid::Planar(g) => g.cell(p).map(GridCell::Planar),
+            Grid::Geographic(g) => g.cell(p).map(GridCell::Geographic),
+        }
+    }
+
+    /// Asks for a cell's list: two queries ahead.
+    pub(crate) fn prefetch_list(&self, c: GridCell) {
+        match (self, c) {
+            (Grid::Planar(g), GridCell::Planar(c)) => g.prefetch_list(c),
+            (Grid::Geographic(g), GridCell::Geographic(c)) => g.prefetch_list(c),
+            _ => {}
+        }
+    }
+
+    /// Asks for the segments a cell lists: one query ahead.
+    pub(crate) fn prefetch_segments(&self, c: GridCell) {
+        match (self, c) {
+            (Grid::Planar(g), GridCell::Planar(c)) => g.prefetch_segments(c),
+            (Grid::Geographic(g), GridCell::Geographic(c)) => g.prefetch_chords(c),
+            _ => {}
+        }
+    }
+}
+
 /// The next graph's [`RoadGraph::id`] (from 1: 0 is no graph).
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 

@@ -344,7 +344,29 @@ impl<'g> Matcher<'g> {
         let mut sub: Option<u32> = None; // the current sub-match
         let mut next_sub = 0u32;
         let mut after_gap = false;
+        // The grid cell of the next fix, whose list was asked for a step
+        // before.
+        let mut next_cell = None;
         for (i, fix) in fixes.iter().enumerate() {
+            if let Some(grid) = self.grid.as_deref() {
+                // The next fixes' lists and segments asked for two and one
+                // steps ahead: at 5 s between fixes each fix is in other
+                // cells than the last, its list and segments cache misses.
+                if i == 0 {
+                    next_cell = fixes.get(1).and_then(|f| grid.cell(f.point));
+                    if let Some(c) = next_cell {
+                        grid.prefetch_list(c);
+                    }
+                }
+                let after = fixes.get(i + 2).and_then(|f| grid.cell(f.point));
+                if let Some(c) = after {
+                    grid.prefetch_list(c);
+                }
+                if let Some(c) = next_cell {
+                    grid.prefetch_segments(c);
+                }
+                next_cell = after;
+            }
             match self.grid.as_deref() {
                 Some(Grid::Planar(grid)) => grid.candidates(g, fix.point, self.o.k, &mut s.ranked, &mut s.cands),
                 Some(Grid::Geographic(grid)) => {

@@ -376,7 +376,7 @@ impl Routes {
 
 /// A prefetch of the cache line at `p` into every level.
 #[inline(always)]
-fn hint(p: *const u8) {
+pub(crate) fn hint(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults, whatever the address.
     unsafe {
