@@ -679,18 +679,7 @@ pub(super) fn kth_least<const D: usize>(g: &Group<D>, k: usize, below: f64, leas
             mask &= mask - 1;
             let d2 = d2[c];
             if d2 < kth && i * B + c < g.count {
-                // Into the sorted list, after equal values: in place of the
-                // largest when the list is full (`d2` is below it), moved
-                // down past the larger ones.
-                if least.len() < k {
-                    least.push(d2);
-                }
-                let mut at = least.len() - 1;
-                while at > 0 && least[at - 1] > d2 {
-                    least[at] = least[at - 1];
-                    at -= 1;
-                }
-                least[at] = d2;
+                insert_least(least, k, d2);
                 if least.len() == k {
                     kth = least[k - 1];
                 }
@@ -698,6 +687,23 @@ pub(super) fn kth_least<const D: usize>(g: &Group<D>, k: usize, below: f64, leas
         }
     }
     (least.len() == k).then_some(kth)
+}
+
+/// Puts `x` into `least` (ascending, at most `k` long) after the values
+/// equal to it: in place of the largest when the list is full (the caller
+/// has checked that `x` is below it), moved down past the larger ones. For
+/// small `k`: a few moves, where `Vec::insert` calls `memmove`.
+#[inline(always)]
+pub(super) fn insert_least(least: &mut Vec<f64>, k: usize, x: f64) {
+    if least.len() < k {
+        least.push(x);
+    }
+    let mut at = least.len() - 1;
+    while at > 0 && least[at - 1] > x {
+        least[at] = least[at - 1];
+        at -= 1;
+    }
+    least[at] = x;
 }
 
 /// A lower bound on the distance from the query just scanned to every

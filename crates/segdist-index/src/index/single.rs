@@ -639,22 +639,12 @@ impl<const D: usize> State<'_, D> {
             }
             return;
         }
-        let n = u.len();
-        if n == k {
-            if u[k - 1] <= upper {
-                return;
-            }
-        } else {
-            u.push(upper);
+        if u.len() == k && u[k - 1] <= upper {
+            return;
         }
-        // Past the equal ones: the order `partition_point(|u| u <= upper)`
-        // gave, the last dropped when there were k.
-        let mut i = u.len() - 1;
-        while i > 0 && u[i - 1] > upper {
-            u[i] = u[i - 1];
-            i -= 1;
-        }
-        u[i] = upper;
+        // (After the equal ones: the order `partition_point(|u| u <= upper)`
+        // gave, the last dropped when there were k.)
+        group::insert_least(u, k, upper);
         if u.len() == k {
             self.bound = self.bound.min(u[k - 1]);
         }
