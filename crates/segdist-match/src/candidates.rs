@@ -198,8 +198,6 @@ impl CandidateGrid {
         }
     }
 
-    /// `p`'s candidates into `out`, as [`RoadGraph::candidates`] finds them
-    /// with this grid's radius.
     /// The cell `p` falls in (`None` off the grid: no candidates).
     #[inline]
     pub(crate) fn cell(&self, p: [f64; 2]) -> Option<u32> {
@@ -212,9 +210,9 @@ impl CandidateGrid {
     pub(crate) fn prefetch_list(&self, c: u32) {
         let c = c as usize;
         if let (Some(s), Some(&e)) = (self.start.get(c), self.start.get(c + 1)) {
-            crate::route::hint((s as *const u32).cast());
+            crate::prefetch((s as *const u32).cast());
             for i in (*s as usize..e as usize).step_by(16) {
-                crate::route::hint((&raw const self.items[i]).cast());
+                crate::prefetch((&raw const self.items[i]).cast());
             }
         }
     }
@@ -227,12 +225,14 @@ impl CandidateGrid {
             for &i in &self.items[s as usize..e as usize] {
                 let seg = &self.segs[i as usize];
                 // 88 bytes, over two or three lines: both ends.
-                crate::route::hint((seg as *const Seg).cast());
-                crate::route::hint((&raw const seg.piece).cast());
+                crate::prefetch((seg as *const Seg).cast());
+                crate::prefetch((&raw const seg.piece).cast());
             }
         }
     }
 
+    /// `p`'s candidates into `out`, as [`RoadGraph::candidates`] finds them
+    /// with this grid's radius.
     pub(crate) fn candidates(
         &self,
         g: &RoadGraph,

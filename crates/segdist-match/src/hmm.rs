@@ -344,20 +344,19 @@ impl<'g> Matcher<'g> {
         let mut sub: Option<u32> = None; // the current sub-match
         let mut next_sub = 0u32;
         let mut after_gap = false;
-        // The grid cell of the next fix, whose list was asked for a step
-        // before.
-        let mut next_cell = None;
+        // The next fixes' lists and segments are asked for two and one
+        // steps ahead: at 5 s between fixes each fix is in other cells than
+        // the last, its list and segments cache misses. `next_cell`: the
+        // next fix's cell, whose list was asked for a step before.
+        let mut next_cell = self.grid.as_deref().and_then(|grid| {
+            let c = fixes.get(1).and_then(|f| grid.cell(f.point));
+            if let Some(c) = c {
+                grid.prefetch_list(c);
+            }
+            c
+        });
         for (i, fix) in fixes.iter().enumerate() {
             if let Some(grid) = self.grid.as_deref() {
-                // The next fixes' lists and segments asked for two and one
-                // steps ahead: at 5 s between fixes each fix is in other
-                // cells than the last, its list and segments cache misses.
-                if i == 0 {
-                    next_cell = fixes.get(1).and_then(|f| grid.cell(f.point));
-                    if let Some(c) = next_cell {
-                        grid.prefetch_list(c);
-                    }
-                }
                 let after = fixes.get(i + 2).and_then(|f| grid.cell(f.point));
                 if let Some(c) = after {
                     grid.prefetch_list(c);

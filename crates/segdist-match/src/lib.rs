@@ -86,3 +86,18 @@ mod smooth;
 
 pub use graph::{Candidate, Direction, GraphBuilder, GraphError, Junctions, RoadGraph, Space};
 pub use hmm::{Fix, FixState, MatchError, MatchOptions, MatchedFix, MatchedPath, MatchedTrace, Matcher};
+
+/// A prefetch of the cache line at `p` into every level: the route
+/// searches' and the candidate grid's hints (nothing where the CPU has no
+/// such instruction).
+#[inline(always)]
+pub(crate) fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults, whatever the address.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}

@@ -291,14 +291,14 @@ impl Routes {
         }
         let k = &self.kept[source as usize & (self.kept.len() - 1)];
         if !reached {
-            hint(std::ptr::from_ref(k).cast());
+            crate::prefetch(std::ptr::from_ref(k).cast());
         } else if k.source == source {
             // The first four lines: 16 entries, the nearest nodes'.
             let p = k.reached.as_ptr().cast::<u8>();
             let bytes = std::mem::size_of_val(&k.reached[..]);
             for off in (0..bytes.min(256)).step_by(64) {
                 // In bounds: `off` < the entries' bytes.
-                hint(p.wrapping_add(off));
+                crate::prefetch(p.wrapping_add(off));
             }
         }
     }
@@ -372,19 +372,6 @@ impl Routes {
             self.held = 0;
         }
     }
-}
-
-/// A prefetch of the cache line at `p` into every level.
-#[inline(always)]
-pub(crate) fn hint(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults, whatever the address.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(p.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 #[cfg(test)]
