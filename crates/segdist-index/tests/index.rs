@@ -226,6 +226,50 @@ fn sparse_batches_whose_groups_fail_match_single_queries() {
     }
 }
 
+/// Where a group's candidates are gathered within a guess from the last
+/// group (how far its points lay from their segments), a point whose
+/// answer may lie beyond it is searched alone. Clusters of short segments
+/// with empty country between, and points that run from on the segments
+/// (a guess of almost nothing) out into the empty country (no candidate
+/// within the guess, or only some): every point the single query's
+/// answer, with and without a limit.
+#[test]
+fn batches_with_guessed_reaches_match_single_queries() {
+    let mut r = rng(28);
+    let mut features: Features<2> = Vec::new();
+    for cluster in 0..6 {
+        let c = [0.2 + 0.3 * f64::from(cluster % 3), 0.3 + 0.4 * f64::from(cluster / 3)];
+        features.extend(
+            uniform_segments::<2>(&mut r, 3000, 0.05, 0.002)
+                .into_iter()
+                .map(|f| f.into_iter().map(|v| v.into_iter().map(|p| [p[0] + c[0], p[1] + c[1]]).collect()).collect()),
+        );
+    }
+    let index = build(&features);
+    let mut q: Vec<[f64; 2]> = Vec::new();
+    for i in 0..12_000 {
+        q.push(match i % 3 {
+            // On a segment's end: distance zero.
+            0 => features[r.gen_range(0..features.len())][0][0],
+            1 => point(&mut r, 1.0),
+            _ => {
+                let f = &features[r.gen_range(0..features.len())][0];
+                std::array::from_fn(|k| f[0][k] + (r.r#gen::<f64>() - 0.5) * 0.01)
+            }
+        });
+    }
+    for limit in [f64::INFINITY, 0.05] {
+        let want: Vec<Option<Hit<2>>> = q.iter().map(|&p| index.nearest_within(p, limit)).collect();
+        for threads in [1, 2] {
+            let got = index.nearest_many(&q, &QueryOptions { threads, max_distance: limit });
+            assert_eq!(
+                got.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>(),
+                want.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
 /// The last leaf's unused lanes hold padding segments at the origin: with
 /// the real segments away from it and the queries around it, a search that
 /// let one in would answer with a segment that does not exist.

@@ -66,13 +66,19 @@ pub(crate) struct Group<const D: usize> {
     pub(super) count: usize,
     /// At least the largest coordinate magnitude of the candidates and the
     /// group box (after `gather`, that of their leaves' boxes).
-    pub(super) m: f64,
+    pub(crate) m: f64,
     /// Per-query squared distances.
     pub(super) d2: Vec<[f64; B]>,
     /// Every segment left out is farther than this from every point of the
     /// group's box (the padding of the box the candidates were gathered
     /// from).
     pub(crate) reach: f64,
+    /// Where `reach` was a guess (see [`trust_within`](Self::trust_within)),
+    /// the largest scanned `d²` whose candidate is surely within it: a
+    /// point whose least scanned `d²` is larger may have its answer among
+    /// the segments left out, and is searched alone. `+inf` where the
+    /// reach bounds every point's answer.
+    pub(crate) trust2: f64,
 }
 
 impl<const D: usize> Default for Group<D> {
@@ -86,11 +92,40 @@ impl<const D: usize> Default for Group<D> {
             m: 0.0,
             d2: Vec::new(),
             reach: 0.0,
+            trust2: f64::INFINITY,
         }
     }
 }
 
 impl<const D: usize> Group<D> {
+    /// Marks the candidates, gathered within `reach` of the group's box
+    /// (after [`Index::share`], which sets `m`), as gathered within a guess
+    /// rather than a bound on every point's answer: only a point whose
+    /// least scanned `d²` is at most `trust2` has its answer among them.
+    /// That is a `d̃` whose upper bound `(d̃ + K·(m + d̃) + floor)·(1 + S)`
+    /// (as in [`Index::reach_of`]) is at most the reach, rounded down with
+    /// room. `false` (and nothing marked) where no distance is trusted: a
+    /// reach within the scan's own error.
+    pub(crate) fn trust_within(&mut self) -> bool {
+        const S1: f64 = 1.0 + SLACK;
+        let d = (self.reach / S1 - K_GROUP * self.m - E_FLOOR) / (1.0 + K_GROUP) * (1.0 - 4.0 * SLACK);
+        // (A NaN reach trusts nothing either.)
+        if d.is_nan() || d <= 0.0 {
+            return false;
+        }
+        self.trust2 = d * d * (1.0 - 4.0 * SLACK);
+        true
+    }
+
+    /// Whether the last scan ([`scan`](Self::scan)) found its point's
+    /// answer among the candidates for sure: always where the reach is a
+    /// bound, else where its least `d²` is at most `trust2` (see
+    /// [`trust_within`](Self::trust_within)).
+    #[inline]
+    pub(super) fn trusts_scan(&self) -> bool {
+        self.trust2 == f64::INFINITY || self.d2.iter().any(|d2| passing(d2, self.trust2) != 0)
+    }
+
     /// Adds the segment from `a` to `b` (in `slot`) with what the scan
     /// needs precomputed; returns its largest coordinate magnitude (the
     /// index's coordinates are finite: never NaN).
@@ -246,15 +281,23 @@ impl<const D: usize> Group<D> {
     /// told as a [`Sifted`]: point by point, the portable form of
     /// [`sift_points_group`].
     pub(super) fn sift_points(&mut self, points: &[[f64; D]], limit: f64) -> Sifted {
-        let mut out = Sifted { one: 0, many: 0, slot: [0; SIFT_POINTS] };
-        if self.count == 0 {
-            return out;
-        }
+        let mut out = Sifted { one: 0, many: 0, far: 0, far2: 0.0, slot: [0; SIFT_POINTS] };
         for (i, p) in points.iter().enumerate().take(SIFT_POINTS) {
             if !p.iter().all(|c| c.is_finite()) {
                 continue;
             }
+            if self.count == 0 {
+                if self.trust2 < f64::INFINITY {
+                    out.far |= 1 << i;
+                }
+                continue;
+            }
             let (_, many, first) = sift_group(self, p, limit);
+            if !self.trusts_scan() {
+                out.far |= 1 << i;
+                continue;
+            }
+            out.far2 = fmax(out.far2, self.d2.iter().flatten().fold(f64::INFINITY, |m, &d| fmin(m, d)));
             if many {
                 out.many |= 1 << i;
             } else if first < self.count {
@@ -272,7 +315,7 @@ pub(crate) const SIFT_POINTS: usize = 2 * B;
 /// What the group sift ([`Group::sift`]) leaves of each of a group's
 /// points, bit `i` for point `i`: in neither mask, no candidate passes
 /// (or the point is not finite, or there are no candidates): no answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Sifted {
     /// One candidate passes, segment `slot[i]`: the answer if within the
     /// limit.
@@ -280,6 +323,14 @@ pub(crate) struct Sifted {
     /// More than one passes: the point is searched alone
     /// ([`Index::nearest_in_group`]).
     pub(crate) many: u32,
+    /// The candidates may not hold the answer (their reach was a guess,
+    /// and the point's least scanned `d²` is above the group's `trust2`):
+    /// the point is searched down the tree.
+    pub(crate) far: u32,
+    /// The largest least scanned `d²` of the points in neither `far` nor
+    /// outside every mask for not being finite: how far the group's answers
+    /// lie, for the next group's guess.
+    pub(crate) far2: f64,
     /// The segment that passes, where one does.
     pub(crate) slot: [u32; SIFT_POINTS],
 }
@@ -507,12 +558,18 @@ impl<const D: usize> Index<D> {
     #[inline]
     pub(crate) fn nearest_in_group(&self, p: &[f64; D], limit: f64, g: &mut Group<D>, runner_up: bool) -> Pick<D> {
         self.fill(g);
-        if g.count == 0 || p.iter().any(|c| !c.is_finite()) {
+        if p.iter().any(|c| !c.is_finite()) {
             return Pick::Done(None);
+        }
+        if g.count == 0 {
+            return if g.trust2 == f64::INFINITY { Pick::Done(None) } else { Pick::Alone };
         }
         // Which lanes pass: one that passes alone is the answer, evaluated
         // later in a batch.
         let (cut2, many, first) = sift_group(g, p, limit);
+        if !g.trusts_scan() {
+            return Pick::Alone;
+        }
         // (A padding lane never passes: its d² is +inf.)
         let mut found: Option<(Found<D>, usize)> = None;
         if many {
@@ -588,7 +645,16 @@ impl<const D: usize> Index<D> {
             while mask != 0 {
                 let c = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
-                s.stack[s.top] = (l - 1, (base + c) as u32, 0.0);
+                let child = base + c;
+                // Every child asked for as it is pushed, so that their
+                // cache misses overlap (in a large index most are).
+                if l == 1 {
+                    Self::prefetch_block(&self.leaves[child]);
+                    self.prefetch_inv(child);
+                } else {
+                    Self::prefetch_block(&self.levels[l as usize - 2].blocks[child]);
+                }
+                s.stack[s.top] = (l - 1, child as u32, 0.0);
                 s.top += 1;
             }
         }

@@ -194,6 +194,9 @@ pub(crate) enum Pick<const D: usize> {
     /// The one candidate left: the answer if its accurate distance is
     /// within the limit; not evaluated yet (see [`Resolver`]).
     Only { slot: u32, runner_up: f64 },
+    /// The group's candidates may not hold the answer (their reach was a
+    /// guess, [`Group::trust_within`]): search down the tree.
+    Alone,
 }
 
 thread_local! {

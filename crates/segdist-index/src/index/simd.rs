@@ -218,8 +218,15 @@ pub(super) unsafe fn sift_points_avx512<const D: usize>(
 ) -> Sifted {
     use std::arch::x86_64::*;
     const H: usize = SIFT_POINTS / B;
-    let mut out = Sifted { one: 0, many: 0, slot: [0; SIFT_POINTS] };
+    let mut out = Sifted { one: 0, many: 0, far: 0, far2: 0.0, slot: [0; SIFT_POINTS] };
     if g.count == 0 {
+        if g.trust2 < f64::INFINITY {
+            // SAFETY: the CPU has AVX-512F (this function's contract).
+            let (_, finite) = unsafe { points_in_lanes(points) };
+            for h in 0..H {
+                out.far |= u32::from(finite[h]) << (h * B);
+            }
+        }
         return out;
     }
     // SAFETY (all the calls below): the CPU has AVX-512F (this function's
@@ -257,8 +264,14 @@ pub(super) unsafe fn sift_points_avx512<const D: usize>(
             _mm512_add_pd(_mm512_mul_pd(_mm512_set1_pd(a), least[h]), _mm512_set1_pd(c)),
             _mm512_set1_pd(limit_cut),
         );
-        let any = _mm512_cmp_pd_mask::<_CMP_LE_OQ>(least[h], cut) & finite[h];
-        let many = _mm512_cmp_pd_mask::<_CMP_LE_OQ>(second[h], cut) & finite[h];
+        // Where the reach was a guess, only lanes whose least is trusted.
+        let trusted = _mm512_cmp_pd_mask::<_CMP_LE_OQ>(least[h], _mm512_set1_pd(g.trust2)) & finite[h];
+        out.far |= u32::from(finite[h] & !trusted) << (h * B);
+        if trusted != 0 {
+            out.far2 = fmax(out.far2, _mm512_mask_reduce_max_pd(trusted, least[h]));
+        }
+        let any = _mm512_cmp_pd_mask::<_CMP_LE_OQ>(least[h], cut) & trusted;
+        let many = _mm512_cmp_pd_mask::<_CMP_LE_OQ>(second[h], cut) & trusted;
         out.many |= u32::from(many) << (h * B);
         out.one |= u32::from(any & !many) << (h * B);
         let mut slots = [0i64; B];

@@ -89,7 +89,7 @@ fn both_forms_of_the_points_sift_agree() {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx512f") {
         let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(23);
-        let (mut ones, mut manys, mut nones) = (0, 0, 0);
+        let (mut ones, mut manys, mut nones, mut fars) = (0, 0, 0, 0);
         for round in 0..2000 {
             let n = 1 + round % 40;
             let mut segs: Vec<[[f64; 2]; 2]> = Vec::new();
@@ -126,10 +126,25 @@ fn both_forms_of_the_points_sift_agree() {
                 })
                 .collect();
             let limit = [f64::INFINITY, 0.05, 0.0][round % 3];
+            // One round in two with a guessed reach: the points whose
+            // least d² is above its `trust2` are told to search alone.
+            filled.trust2 = f64::INFINITY;
+            if round % 2 == 1 {
+                filled.reach = r.gen_range(0.0..0.3);
+                filled.trust_within();
+            }
+            picked.trust2 = filled.trust2;
             let want = filled.sift_points(&points, limit);
             // SAFETY (both): the CPU has AVX-512F, checked above.
             let got = unsafe { sift_points_avx512(&index, &picked, &points, limit) };
-            assert_eq!((got.one, got.many), (want.one, want.many), "round {round}");
+            assert_eq!((got.one, got.many, got.far), (want.one, want.many, want.far), "round {round}");
+            assert_eq!(got.far2.to_bits(), want.far2.to_bits(), "round {round}");
+            for (i, p) in points.iter().enumerate().filter(|(_, p)| p.iter().all(|c| c.is_finite())) {
+                // SAFETY: as above.
+                let least = unsafe { scan_avx512(&mut filled, p) };
+                assert_eq!(want.far >> i & 1 != 0, least > filled.trust2, "round {round}, point {i}");
+                fars += want.far >> i & 1;
+            }
             for i in (0..len).filter(|i| want.one >> i & 1 != 0) {
                 assert_eq!(got.slot[i], want.slot[i], "round {round}, point {i}");
             }
@@ -149,8 +164,63 @@ fn both_forms_of_the_points_sift_agree() {
             let want = segs.iter().flatten().flatten().fold(0.0, |m: f64, c| m.max(c.abs()));
             assert_eq!(m, want, "round {round}");
         }
-        assert!(ones > 1000 && manys > 100 && nones > 1000, "{ones} {manys} {nones}");
+        assert!(ones > 1000 && manys > 100 && nones > 1000 && fars > 1000, "{ones} {manys} {nones} {fars}");
     }
+}
+
+/// A guessed reach's `trust2` (`Group::trust_within`) keeps its promise: a
+/// scanned `d²` at most `trust2` is that of a segment whose exact distance
+/// is at most the reach, for reaches within a relative `1e-10` either side
+/// of the distance (and any where the scan's error is all there is), over
+/// scales from `1e-200` to `1e100`. And every point of a group with no
+/// candidate within its guessed reach is told to search alone.
+#[test]
+fn a_guessed_reach_trusts_only_distances_within_it() {
+    let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(24);
+    let (mut trusted, mut untrusted) = (0, 0);
+    for round in 0..100_000 {
+        let scale = 10f64.powf(r.gen_range(-200.0..100.0));
+        let a = [r.r#gen::<f64>() * scale, r.r#gen::<f64>() * scale];
+        let len = [0.0, 1e-3, 0.3][round % 3];
+        let b = [a[0] + len * scale * r.r#gen::<f64>(), a[1] - len * scale * r.r#gen::<f64>()];
+        let p = [r.r#gen::<f64>() * scale, r.r#gen::<f64>() * scale];
+        let d = Segment::new(a, b).closest_point(p).distance;
+        let mut g = Group::<2>::default();
+        let m = g.add(a, b, 0);
+        g.count = 1;
+        g.m = fmax(m, fmax(p[0].abs(), p[1].abs()));
+        g.reach = match round % 4 {
+            0 => d * (1.0 + 1e-10 * r.gen_range(-1.0..1.0)),
+            1 => d * (1.0 + 10f64.powf(r.gen_range(-16.0..-10.0))),
+            2 => d * (1.0 - 10f64.powf(r.gen_range(-16.0..-10.0))),
+            _ => K_GROUP * g.m * r.gen_range(0.0..100.0),
+        };
+        if !g.trust_within() {
+            continue;
+        }
+        let least = g.scan(&p);
+        if least <= g.trust2 {
+            assert!(d <= g.reach, "round {round}: {d:e} beyond the reach {:e}", g.reach);
+            trusted += 1;
+        } else {
+            untrusted += 1;
+        }
+    }
+    assert!(trusted > 10_000 && untrusted > 10_000, "{trusted} {untrusted}");
+    // No candidate at all within the guess: every finite point alone.
+    let index = Index::<2>::from_segments(&[[[0.0, 0.0], [1.0, 0.0]]]).expect("finite");
+    let mut g = Group::<2>::default();
+    assert!(index.gather::<false>(&[5.0, 5.0], &[6.0, 6.0], &[0], 64, &mut g));
+    assert_eq!(g.count, 0);
+    g.reach = 0.5;
+    assert!(g.trust_within());
+    let points = [[5.5, 5.5], [f64::NAN, 5.0], [6.0, 5.0]];
+    let sifted = sift_points_group(&index, &mut g, &points, f64::INFINITY);
+    assert_eq!((sifted.one, sifted.many, sifted.far), (0, 0, 0b101));
+    assert!(matches!(index.nearest_in_group(&points[0], f64::INFINITY, &mut g, false), Pick::Alone));
+    g.trust2 = f64::INFINITY;
+    let sifted = sift_points_group(&index, &mut g, &points, f64::INFINITY);
+    assert_eq!((sifted.one, sifted.many, sifted.far), (0, 0, 0));
 }
 
 type Sift = fn(&mut Group<2>, &[f64; 2], f64) -> (f64, bool, usize);
