@@ -34,11 +34,20 @@ impl Default for QueryOptions {
 /// tree.
 pub(crate) const GROUP: usize = 16;
 const _: () = assert!(GROUP <= SIFT_POINTS, "a group is sifted at once");
-/// Beyond this many leaves a group's queries search the tree one by one.
-pub(crate) const GROUP_LEAVES: usize = 128;
+/// Beyond this many leaves, or this many candidate segments, a nearest
+/// batch's group fails and its queries search the tree one by one. (64 and
+/// 256 until the guessed reaches. `nearest-scale`'s 10 M segments, 0.01 to
+/// 0.1 long in a square of side 10, give a group of 16 sparse points some
+/// 600 candidates: a point cost 1,700 ns at 128 and 512, 340 at 256 and
+/// 1,024, with the same times on the other workloads.)
+pub(crate) const NEAREST_CAPS: (usize, usize) = (256, 1024);
 
-/// Beyond this many candidate segments likewise.
-const GROUP_SEGMENTS: usize = 512;
+/// The same for the k-nearest and radius batches (`lists.rs`), whose reach
+/// is not guessed: there a group of sparse points fails more often, at
+/// more cost the larger the caps (10 M segments, 200,000 points, k = 5:
+/// 1,910-1,980 ns a point at 128 and 512, 2,070 at 256 and 1,024,
+/// 2,010-2,060 at 64 and 256).
+pub(crate) const LIST_CAPS: (usize, usize) = (128, 512);
 
 /// A group's guessed reach (see `chosen_slots`): this many times the
 /// distance from the last group's points to their nearest candidates (1.5,
@@ -48,6 +57,10 @@ const GUESS: f64 = 2.0;
 /// And at least this much of the group's coordinate magnitude: points on
 /// their segments (distance 0) leave room for the scan's error.
 const GUESS_FLOOR: f64 = 1e-9;
+
+/// How many groups must work below the size at which one failed before a
+/// group of that size is tried again.
+const RETRY: usize = 16;
 
 /// Queries per unit of parallel work: large enough that a chunk's first
 /// query, which starts without a hint, is a small part of it.
@@ -236,7 +249,7 @@ impl<const D: usize> Index<D> {
         // ns a query: 1M points, one thread.)
         let run = |chunk: &[[f64; D]], slots: &mut [u32], ups: &mut [f64]| {
             let mut scratch = Scratch::default();
-            let mut leaves = Vec::with_capacity(GROUP_LEAVES);
+            let mut leaves = Vec::with_capacity(NEAREST_CAPS.0);
             let mut cands = Group::default();
             let mut next = 0;
             let mut hint: Option<u32> = None;
@@ -250,6 +263,9 @@ impl<const D: usize> Index<D> {
             // each of a batch's chunks starts so (a first group searched
             // point by point cost two threads a tenth of their time).
             let mut size = 1;
+            // The size of the last group that failed (past GROUP: none),
+            // and how many have worked since.
+            let (mut failed, mut streak) = (GROUP + 1, 0);
             // How far from a group's box its candidates are gathered where
             // the last group was sifted (`+inf`: no guess, the reach).
             let mut guess = f64::INFINITY;
@@ -282,20 +298,35 @@ impl<const D: usize> Index<D> {
                     let guessed = guess < limit;
                     // (Too many candidates within the guess: the reach,
                     // larger, would hold more. The group fails.)
-                    let fits = guessed && self.share(&bbox, guess, &mut leaves, &mut cands, &mut scratch);
+                    let fits = guessed && self.share(&bbox, guess, NEAREST_CAPS, &mut leaves, &mut cands, &mut scratch);
                     if guessed && !fits {
                         false
                     } else {
                         fits && cands.trust_within() || {
                             guess = f64::INFINITY;
                             let u = self.reach_of(group, &bbox, &answers, &mut near).min(limit);
-                            self.share(&bbox, u, &mut leaves, &mut cands, &mut scratch)
+                            self.share(&bbox, u, NEAREST_CAPS, &mut leaves, &mut cands, &mut scratch)
                         }
                     }
                 };
                 answers.clear();
                 if hint.is_some() {
-                    size = if shared { (size * 2).min(GROUP) } else { (size / 2).max(1) };
+                    // A group that failed at some size is not tried again
+                    // at that size before RETRY groups have worked below
+                    // it: a failed walk costs up to NEAREST_CAPS.0 leaves
+                    // (10,000 points over 10 M segments: 1,970-2,020 -> 1,580-1,650 ns a
+                    // point).
+                    if shared {
+                        streak += 1;
+                        if size * 2 < failed || streak >= RETRY {
+                            size = (size * 2).min(GROUP);
+                            streak = 0;
+                        }
+                    } else {
+                        failed = size;
+                        size = (size / 2).max(1);
+                        streak = 0;
+                    }
                 }
                 // The whole group sifted at once (without the runner-up
                 // bounds, which take each point's scan): a point a lane.
@@ -402,12 +433,14 @@ impl<const D: usize> Index<D> {
     /// Gathers into `cands` every segment within `u` of some point of
     /// `bbox` (the group's candidates: every answer lies within `u` of its
     /// query, so it is a segment whose box meets the box around those
-    /// balls, in a leaf that meets it too); `false` when there are too many,
-    /// or the box is not finite: then the group searches query by query.
+    /// balls, in a leaf that meets it too); `false` when there are more
+    /// leaves or segments than `caps` allows, or the box is not finite: then
+    /// the group searches query by query.
     pub(crate) fn share(
         &self,
         bbox: &([f64; D], [f64; D]),
         u: f64,
+        caps: (usize, usize),
         leaves: &mut Vec<u32>,
         cands: &mut Group<D>,
         scratch: &mut Scratch,
@@ -435,12 +468,13 @@ impl<const D: usize> Index<D> {
             index: &Index<D>,
             lo: &[f64; D],
             hi: &[f64; D],
+            caps: (usize, usize),
             leaves: &mut Vec<u32>,
             cands: &mut Group<D>,
             scratch: &mut Scratch,
         ) -> bool {
-            index.group_leaves::<AVX512>(lo, hi, leaves, GROUP_LEAVES, scratch)
-                && index.gather::<AVX512>(lo, hi, leaves, GROUP_SEGMENTS, cands)
+            index.group_leaves::<AVX512>(lo, hi, leaves, caps.0, scratch)
+                && index.gather::<AVX512>(lo, hi, leaves, caps.1, cands)
         }
         #[cfg(target_arch = "x86_64")]
         {
@@ -449,18 +483,19 @@ impl<const D: usize> Index<D> {
                 index: &Index<D>,
                 lo: &[f64; D],
                 hi: &[f64; D],
+                caps: (usize, usize),
                 leaves: &mut Vec<u32>,
                 cands: &mut Group<D>,
                 scratch: &mut Scratch,
             ) -> bool {
-                walk::<D, true>(index, lo, hi, leaves, cands, scratch)
+                walk::<D, true>(index, lo, hi, caps, leaves, cands, scratch)
             }
             if std::is_x86_feature_detected!("avx512f") {
                 // SAFETY: the CPU has AVX-512F, checked just above.
-                return unsafe { avx512(self, &lo, &hi, leaves, cands, scratch) };
+                return unsafe { avx512(self, &lo, &hi, caps, leaves, cands, scratch) };
             }
         }
-        walk::<D, false>(self, &lo, &hi, leaves, cands, scratch)
+        walk::<D, false>(self, &lo, &hi, caps, leaves, cands, scratch)
     }
 
     /// Input positions sorted by the curve key of their point, the curve

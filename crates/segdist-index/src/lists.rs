@@ -9,7 +9,7 @@
 
 use rayon::prelude::*;
 
-use crate::batch::{bounding_box, inverse, with_threads, CHUNK, GROUP, GROUP_LEAVES};
+use crate::batch::{bounding_box, inverse, with_threads, CHUNK, GROUP, LIST_CAPS};
 use crate::index::{Found, Group, Index, Scratch, Want};
 use crate::mem::{big_vec_of, give_back, take, take_of};
 use crate::{Hit, QueryOptions};
@@ -375,7 +375,7 @@ impl<const D: usize> Index<D> {
     /// in turn.
     fn search_run(&self, points: &[[f64; D]], want: Want, limit: f64, mut emit: impl FnMut(&[Found<D>])) {
         let mut scratch = Scratch::default();
-        let mut leaves = Vec::with_capacity(GROUP_LEAVES);
+        let mut leaves = Vec::with_capacity(LIST_CAPS.0);
         let mut cands = Group::default();
         // The previous point's answers: the k nearest bound the next
         // group's search.
@@ -398,7 +398,7 @@ impl<const D: usize> Index<D> {
                 Want::Nearest(k) if prev.len() == k => Some(self.reach(&bbox, &prev).min(limit)),
                 Want::Nearest(_) => None,
             };
-            let shared = reach.is_some_and(|u| self.share(&bbox, u, &mut leaves, &mut cands, &mut scratch));
+            let shared = reach.is_some_and(|u| self.share(&bbox, u, LIST_CAPS, &mut leaves, &mut cands, &mut scratch));
             if reach.is_some() {
                 size = if shared { (size * 2).min(GROUP) } else { (size / 2).max(1) };
             }
