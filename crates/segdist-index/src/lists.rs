@@ -354,13 +354,17 @@ impl<const D: usize> Index<D> {
             starts.push(at);
             at += c as usize;
         }
-        out.offsets.reserve(n);
-        out.hits.reserve(runs.iter().map(Vec::len).sum());
-        for &j in &inverse {
-            let (j, c) = (j as usize, counts[j as usize] as usize);
-            let s = starts[j];
-            out.hits.extend_from_slice(&runs[j / per][s..s + c]);
-            out.offsets.push(out.hits.len());
+        if par {
+            copy_in_order(&inverse, &counts, &starts, &runs, per, out);
+        } else {
+            out.offsets.reserve(n);
+            out.hits.reserve(runs.iter().map(Vec::len).sum());
+            for &j in &inverse {
+                let (j, c) = (j as usize, counts[j as usize] as usize);
+                let s = starts[j];
+                out.hits.extend_from_slice(&runs[j / per][s..s + c]);
+                out.offsets.push(out.hits.len());
+            }
         }
         out.runs = runs;
         give_back(starts);
@@ -427,6 +431,66 @@ impl<const D: usize> Index<D> {
             }
         }
     }
+}
+
+/// The lists of [`search_sorted_flat`](Index::search_sorted_flat)'s runs
+/// (point `j` of the curve order: `counts[j]` answers from `starts[j]` in
+/// run `j / per`) appended to `out` in input order (`inverse[i]`: the
+/// place of input point `i` on the curve), on every worker. Each list ends
+/// where its predecessor's ended plus its count; then pieces of `PIECE`
+/// points are copied, each into its own part of `out.hits`. (One thread
+/// copying them all, as it still does where the batch runs on one, took a
+/// radius batch on two threads 447-459 ns a point against 402-404 now:
+/// 100,000 segments, 200,000 points.)
+fn copy_in_order<const D: usize>(
+    inverse: &[u32],
+    counts: &[u32],
+    starts: &[usize],
+    runs: &[Vec<Hit<D>>],
+    per: usize,
+    out: &mut HitLists<D>,
+) {
+    const PIECE: usize = 4096;
+    let n = inverse.len();
+    let base = out.hits.len();
+    out.offsets.reserve(n);
+    out.offsets.extend(inverse.iter().scan(base, |end, &j| {
+        *end += counts[j as usize] as usize;
+        Some(*end)
+    }));
+    let total = out.offsets.last().map_or(0, |&end| end - base);
+    out.hits.reserve(total);
+    let ends = &out.offsets[out.offsets.len() - n..];
+    // The room after the hits, cut where each piece's lists start.
+    let mut room = &mut out.hits.spare_capacity_mut()[..total];
+    let mut parts = Vec::with_capacity(n.div_ceil(PIECE));
+    for c in 0..n.div_ceil(PIECE) {
+        let start = if c == 0 { 0 } else { ends[c * PIECE - 1] - base };
+        let end = ends[((c + 1) * PIECE).min(n) - 1] - base;
+        let (part, rest) = std::mem::take(&mut room).split_at_mut(end - start);
+        parts.push(part);
+        room = rest;
+    }
+    parts.into_par_iter().enumerate().for_each(|(c, part)| {
+        let mut at = 0;
+        for &j in &inverse[c * PIECE..((c + 1) * PIECE).min(n)] {
+            let (j, count) = (j as usize, counts[j as usize] as usize);
+            let s = starts[j];
+            let (to, from) = (&mut part[at..at + count], &runs[j / per][s..s + count]);
+            // SAFETY: `to` and `from` both hold `count` places (sliced just
+            // above), in different buffers; `MaybeUninit<Hit>` is laid out
+            // as `Hit`, which is `Copy`. (`write_copy_of_slice` is the safe
+            // form, past this crate's minimum Rust.)
+            unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), to.as_mut_ptr().cast::<Hit<D>>(), count) };
+            at += count;
+        }
+        // (Every place of the part written: its counts sum to its length.)
+        assert_eq!(at, part.len(), "a piece's lists fill its part");
+    });
+    // SAFETY: the `total` places after the first `base` were written whole
+    // just above (each piece's part, its lists end to end; else an
+    // assertion panicked, and this is not reached).
+    unsafe { out.hits.set_len(base + total) };
 }
 
 /// A run of points in curve order and its count of answers a point.
