@@ -31,7 +31,9 @@ fn run<const D: usize>(bytes: &mut Bytes, base: f64) {
     }
     let first = features[0][0].clone();
     // Finite queries only: a non-finite one is refused, which the tests check.
-    let queries: Vec<[f64; D]> = (0..1 + bytes.u8() % 8)
+    // Up to 40: past the first groups of a batch, whose sift gives the
+    // next groups their guessed reach.
+    let queries: Vec<[f64; D]> = (0..1 + bytes.u8() % 40)
         .map(|_| bytes.query(first[0], first[1], base, true))
         .map(|q| if q.iter().all(|c| c.is_finite()) { q } else { first[0] })
         .collect();
