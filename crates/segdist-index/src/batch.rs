@@ -292,21 +292,21 @@ impl<const D: usize> Index<D> {
                 // that is searched alone (`Sifted::far`); where that fails
                 // (too many candidates, or a guess within the scan's own
                 // error), within the reach. (1 M points over 10 M segments,
-                // one thread: 555 -> 237 ns a point; 1 M segments, 132 -> 89.)
+                // one thread: 555 -> 237 ns a point, 1 M segments 132 -> 89;
+                // with the group walk's prefetches 166 and 77.)
                 let shared = hint.is_some() && {
                     let bbox = bounding_box(group);
                     let guessed = guess < limit;
-                    // (Too many candidates within the guess: the reach,
-                    // larger, would hold more. The group fails.)
-                    let fits = guessed && self.share(&bbox, guess, NEAREST_CAPS, &mut leaves, &mut cands, &mut scratch);
-                    if guessed && !fits {
+                    if guessed && !self.share(&bbox, guess, NEAREST_CAPS, &mut leaves, &mut cands, &mut scratch) {
+                        // Too many candidates within the guess: the reach,
+                        // larger, would hold more. The group fails.
                         false
+                    } else if guessed && cands.trust_within() {
+                        true
                     } else {
-                        fits && cands.trust_within() || {
-                            guess = f64::INFINITY;
-                            let u = self.reach_of(group, &bbox, &answers, &mut near).min(limit);
-                            self.share(&bbox, u, NEAREST_CAPS, &mut leaves, &mut cands, &mut scratch)
-                        }
+                        guess = f64::INFINITY;
+                        let u = self.reach_of(group, &bbox, &answers, &mut near).min(limit);
+                        self.share(&bbox, u, NEAREST_CAPS, &mut leaves, &mut cands, &mut scratch)
                     }
                 };
                 answers.clear();
@@ -314,8 +314,8 @@ impl<const D: usize> Index<D> {
                     // A group that failed at some size is not tried again
                     // at that size before RETRY groups have worked below
                     // it: a failed walk costs up to NEAREST_CAPS.0 leaves
-                    // (10,000 points over 10 M segments: 1,970-2,020 -> 1,580-1,650 ns a
-                    // point).
+                    // (10,000 points over 10 M segments: 1,970-2,020 ->
+                    // 1,580-1,650 ns a point).
                     if shared {
                         streak += 1;
                         if size * 2 < failed || streak >= RETRY {
