@@ -268,6 +268,20 @@ fn batches_with_guessed_reaches_match_single_queries() {
             );
         }
     }
+    // With runner-up bounds (the group scanned point by point, within the
+    // reach, never a guess: a guess caps the bounds, and where points lie on
+    // their segments it is almost nothing): the same answers, each bound at
+    // most the second-nearest distance, and most of them above the answer.
+    let with = index.nearest_many_with_runner_up(&q, &QueryOptions::default());
+    let mut bounded = 0;
+    for (p, w) in q.iter().zip(&with) {
+        let two = index.k_nearest(*p, 2);
+        let (hit, up) = w.expect("a nearest segment");
+        assert_eq!(bits(&hit), bits(&two[0]), "at {p:?}");
+        assert!(up >= 0.0 && up <= two[1].distance, "runner-up {up} > {} at {p:?}", two[1].distance);
+        bounded += usize::from(up > hit.distance);
+    }
+    assert!(bounded * 2 > q.len(), "only {bounded} bounds above the answer");
 }
 
 /// The last leaf's unused lanes hold padding segments at the origin: with
