@@ -269,6 +269,11 @@ impl<const D: usize> Index<D> {
             // How far from a group's box its candidates are gathered where
             // the last group was sifted (`+inf`: no guess, the reach).
             let mut guess = f64::INFINITY;
+            // A point searched down the tree on its own, from the last
+            // answer.
+            let alone = |p: &[f64; D], hint: Option<u32>, scratch: &mut Scratch| {
+                self.nearest_found(p, limit, hint, scratch).map(|f| (f.slot, f.runner_up))
+            };
             let mut rest = chunk;
             while !rest.is_empty() {
                 let (group, tail) = rest.split_at(size.min(rest.len()));
@@ -343,19 +348,15 @@ impl<const D: usize> Index<D> {
                         // A lone candidate is the answer if within the
                         // limit, which the `Resolver` checks.
                         (_, Some(s)) if s.one >> i & 1 != 0 => Some((s.slot[i], 0.0)),
-                        (_, Some(s)) if s.far >> i & 1 != 0 => {
-                            self.nearest_found(p, limit, hint, &mut scratch).map(|f| (f.slot, f.runner_up))
-                        }
+                        (_, Some(s)) if s.far >> i & 1 != 0 => alone(p, hint, &mut scratch),
                         (_, Some(s)) if s.many >> i & 1 == 0 => None,
                         // (The group's box holds every finite point of it.)
                         (Some(_), _) if shared => match self.nearest_in_group(p, limit, &mut cands, runner_up) {
                             Pick::Done(f) => f.map(|f| (f.slot, f.runner_up)),
                             Pick::Only { slot, runner_up } => Some((slot, runner_up)),
-                            Pick::Alone => {
-                                self.nearest_found(p, limit, hint, &mut scratch).map(|f| (f.slot, f.runner_up))
-                            }
+                            Pick::Alone => alone(p, hint, &mut scratch),
                         },
-                        _ => self.nearest_found(p, limit, hint, &mut scratch).map(|f| (f.slot, f.runner_up)),
+                        _ => alone(p, hint, &mut scratch),
                     };
                     if let Some((slot, up)) = picked {
                         hint = Some(slot);

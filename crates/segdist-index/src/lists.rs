@@ -440,7 +440,7 @@ impl<const D: usize> Index<D> {
 /// where its predecessor's ended plus its count; then pieces of `PIECE`
 /// points are copied, each into its own part of `out.hits`. (One thread
 /// copying them all, as it still does where the batch runs on one, took a
-/// radius batch on two threads 447-459 ns a point against 402-404 now:
+/// radius batch on two threads 433-461 ns a point against 381-382 now:
 /// 100,000 segments, 200,000 points.)
 fn copy_in_order<const D: usize>(
     inverse: &[u32],

@@ -293,11 +293,14 @@ impl<const D: usize> Group<D> {
                 continue;
             }
             let (_, many, first) = sift_group(self, p, limit);
-            if !self.trusts_scan() {
+            // (The scan's least, once: trusted exactly when `trusts_scan`
+            // says so.)
+            let least = self.d2.iter().flatten().fold(f64::INFINITY, |m, &d| fmin(m, d));
+            if least > self.trust2 {
                 out.far |= 1 << i;
                 continue;
             }
-            out.far2 = fmax(out.far2, self.d2.iter().flatten().fold(f64::INFINITY, |m, &d| fmin(m, d)));
+            out.far2 = fmax(out.far2, least);
             if many {
                 out.many |= 1 << i;
             } else if first < self.count {
@@ -327,9 +330,8 @@ pub(crate) struct Sifted {
     /// and the point's least scanned `d²` is above the group's `trust2`):
     /// the point is searched down the tree.
     pub(crate) far: u32,
-    /// The largest least scanned `d²` of the points in neither `far` nor
-    /// outside every mask for not being finite: how far the group's answers
-    /// lie, for the next group's guess.
+    /// The largest least scanned `d²` of the finite points not in `far`:
+    /// how far the group's answers lie, for the next group's guess.
     pub(crate) far2: f64,
     /// The segment that passes, where one does.
     pub(crate) slot: [u32; SIFT_POINTS],
