@@ -406,25 +406,22 @@ impl<const D: usize> Index<D> {
             if reach.is_some() {
                 size = if shared { (size * 2).min(GROUP) } else { (size / 2).max(1) };
             }
-            for p in group {
-                let found = if shared {
-                    // The previous point's k answers are within its k-th
-                    // distance plus the step between the points (rounded
-                    // up with room): usually far tighter than the reach.
-                    let near = last.map_or(f64::INFINITY, |(q, d)| {
-                        let step = (0..D).map(|i| (p[i] - q[i]).powi(2)).sum::<f64>().sqrt();
-                        (d + step) * (1.0 + 1e-12)
-                    });
-                    self.search_in_group(p, want, limit, near, &mut cands, &mut scratch)
-                } else {
-                    self.search(p, want, limit, &mut scratch)
-                };
+            // The previous point's answers bound the next group's search.
+            let before = last;
+            let mut answer = |p: &[f64; D], found: &[Found<D>]| {
                 if let Want::Nearest(k) = want {
                     prev.clear();
                     prev.extend(found.iter().map(|f| f.slot));
                     last = (found.len() == k).then(|| (*p, found[k - 1].proj.distance));
                 }
                 emit(found);
+            };
+            if shared {
+                self.search_group(group, want, limit, before, &mut cands, &mut scratch, answer);
+            } else {
+                for p in group {
+                    answer(p, self.search(p, want, limit, &mut scratch));
+                }
             }
             if reach.is_none() && matches!(want, Want::Nearest(k) if prev.len() == k) {
                 size = GROUP;

@@ -79,6 +79,12 @@ pub(crate) struct Group<const D: usize> {
     /// the segments left out, and is searched alone. `+inf` where the
     /// reach bounds every point's answer.
     pub(crate) trust2: f64,
+    /// The lanes (`i·B + c`, real candidates only) whose scanned `d²` is at
+    /// most the threshold of the last [`scan_below_group`], in order: the
+    /// few a k-nearest or radius search looks at again.
+    pub(super) below: Vec<u64>,
+    /// Their scanned `d²`, in the same order.
+    pub(super) below_d2: Vec<f64>,
 }
 
 impl<const D: usize> Default for Group<D> {
@@ -93,6 +99,8 @@ impl<const D: usize> Default for Group<D> {
             d2: Vec::new(),
             reach: 0.0,
             trust2: f64::INFINITY,
+            below: Vec::new(),
+            below_d2: Vec::new(),
         }
     }
 }
@@ -662,60 +670,6 @@ impl<const D: usize> Index<D> {
         }
         true
     }
-
-    /// [`search`](Self::search) among a group's candidates, which must hold
-    /// every segment that can be in the answer (see `gather`): for `k`
-    /// nearest, every segment within the group's reach of `p`, and at least
-    /// `k` of them; for a radius, every segment within it. `near` (k nearest
-    /// only) is a guess at the k-th distance that saves work when right. The
-    /// fast scan of all candidates at once stands in for the walk down the
-    /// tree.
-    pub(crate) fn search_in_group<'s>(
-        &self,
-        p: &[f64; D],
-        want: Want,
-        limit: f64,
-        near: f64,
-        g: &mut Group<D>,
-        s: &'s mut Scratch,
-    ) -> &'s [Found<D>] {
-        if g.count == 0 || p.iter().any(|c| !c.is_finite()) || limit.is_nan() || limit < 0.0 {
-            return &[];
-        }
-        self.fill(g);
-        scan_group(g, p);
-        let m = g.m;
-        s.cands.clear();
-        let mut bound = limit;
-        if let Want::Nearest(k) = want {
-            // The bound is the upper bound of the k-th smallest scanned d².
-            // A guess at where it lies (the group's reach and `near` each
-            // bound the distance of k segments from `p`) lets most lanes be
-            // rejected by one compare; a guess too low is caught (fewer than
-            // k below it) and the scan redone without it.
-            let r = fmin(g.reach, near);
-            let guess = ((r + K_GROUP * (m + r) + E_FLOOR) * (1.0 + SLACK)).powi(2) * (1.0 + SLACK);
-            let kth = kth_least(g, k, guess, &mut s.uppers).or_else(|| kth_least(g, k, f64::INFINITY, &mut s.uppers));
-            if let Some(kth) = kth {
-                let d = kth.sqrt();
-                bound = fmin(bound, (d + K_GROUP * (m + d) + E_FLOOR) * (1.0 + SLACK));
-            }
-        }
-        let cut2 = cut2(bound, m);
-        for (i, d2) in g.d2.iter().enumerate() {
-            let mut mask = passing(d2, cut2);
-            while mask != 0 {
-                let c = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                // (Padding lanes have d² = +inf and never pass.)
-                if let Some(&slot) = g.slot.get(i * B + c) {
-                    let d = d2[c].sqrt();
-                    s.cands.push((d - K_GROUP * (m + d) - E_FLOOR, slot));
-                }
-            }
-        }
-        self.rank(p, want, limit, bound, s)
-    }
 }
 
 /// The largest scanned d² of a segment that may lie within `bound`, for a
@@ -728,33 +682,6 @@ impl<const D: usize> Index<D> {
 pub(super) fn cut2(bound: f64, m: f64) -> f64 {
     let cut = (bound * (1.0 + SLACK) + K_GROUP * m + E_FLOOR) * (1.0 + 2.0 * K_GROUP) * (1.0 + SLACK);
     cut * cut * (1.0 + SLACK)
-}
-
-/// The `k`-th smallest of the group's scanned d² if at least `k` lie below
-/// `below` (`least` is the working list of the smallest, sorted).
-pub(super) fn kth_least<const D: usize>(g: &Group<D>, k: usize, below: f64, least: &mut Vec<f64>) -> Option<f64> {
-    least.clear();
-    let mut kth = below;
-    for (i, d2) in g.d2.iter().enumerate() {
-        // The chunk's lanes below the k-th so far, a bit each: most chunks
-        // have none (a lane is checked again as the k-th falls).
-        let mut mask = 0u32;
-        for c in 0..B {
-            mask |= u32::from(d2[c] < kth) << c;
-        }
-        while mask != 0 {
-            let c = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            let d2 = d2[c];
-            if d2 < kth && i * B + c < g.count {
-                insert_least(least, k, d2);
-                if least.len() == k {
-                    kth = least[k - 1];
-                }
-            }
-        }
-    }
-    (least.len() == k).then_some(kth)
 }
 
 /// Puts `x` into `least` (ascending, at most `k` long) after the values

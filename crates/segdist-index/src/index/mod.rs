@@ -29,6 +29,7 @@ use crate::hilbert::Curve;
 mod answer;
 mod group;
 mod lanes;
+mod listed;
 mod scratch;
 mod simd;
 mod single;
@@ -36,6 +37,7 @@ mod single;
 mod tests;
 
 pub use answer::Hit;
+use listed::*;
 pub(crate) use {answer::*, group::*, scratch::*, simd::*, single::*};
 
 /// Segments per leaf and children per node. Eight `f64` lanes fill one

@@ -19,6 +19,10 @@ pub(crate) struct Scratch {
     /// The smallest upper bounds seen, ascending (at most k); in a group
     /// search, the smallest scanned d² (see `kth_least`).
     pub(super) uppers: Vec<f64>,
+    /// A group's points' candidates end to end (see
+    /// [`Index::search_group`]), and where each point's end.
+    pub(super) group: Vec<(f64, u32)>,
+    pub(super) spans: Vec<usize>,
     /// Buffers of the batch evaluation (an [`Evals`] of the index's
     /// dimension; `Any` since one thread's scratch serves both).
     pub(super) evals: Option<Box<dyn std::any::Any>>,
@@ -216,6 +220,14 @@ pub(super) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
 
 impl Default for Scratch {
     fn default() -> Self {
-        Scratch { stack: Box::new([(0, 0, 0.0); STACK]), top: 0, cands: Vec::new(), uppers: Vec::new(), evals: None }
+        Scratch {
+            stack: Box::new([(0, 0, 0.0); STACK]),
+            top: 0,
+            cands: Vec::new(),
+            uppers: Vec::new(),
+            group: Vec::new(),
+            spans: Vec::new(),
+            evals: None,
+        }
     }
 }

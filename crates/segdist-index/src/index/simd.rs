@@ -284,6 +284,83 @@ pub(super) unsafe fn sift_points_avx512<const D: usize>(
     out
 }
 
+/// [`Group::scan_below`] with AVX-512F: [`chunk_d2_avx512`] on every
+/// chunk, the lanes at most `thr` listed.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn scan_below_avx512<const D: usize>(g: &mut Group<D>, p: &[f64; D], thr: f64) {
+    use std::arch::x86_64::*;
+    const { assert!(B == 8) };
+    let n = g.chunks.len();
+    g.d2.clear();
+    g.d2.reserve(n);
+    // Each chunk's listed lanes are packed to the front of a register and
+    // the whole register stored, the next chunk's written over the rest:
+    // room for eight more than can be listed.
+    g.below.clear();
+    g.below.reserve(g.count + B);
+    g.below_d2.clear();
+    g.below_d2.reserve(g.count + B);
+    let (out, at, at_d2) = (g.d2.as_mut_ptr().cast::<f64>(), g.below.as_mut_ptr(), g.below_d2.as_mut_ptr());
+    let pv: [__m512d; D] = std::array::from_fn(|k| _mm512_set1_pd(p[k]));
+    let t = _mm512_set1_pd(thr);
+    let lanes = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    let mut listed = 0;
+    for (i, ch) in g.chunks.iter().enumerate() {
+        // Padding lanes (past `count`, at +inf) are never listed, even
+        // where the threshold is +inf.
+        let real = if (i + 1) * B <= g.count { 0xff } else { (1u8 << (g.count - i * B)) - 1 };
+        // SAFETY: the CPU has AVX-512F (this function's contract); `out`
+        // has room for n chunks of eight, `at` and `at_d2` for `count + B`
+        // numbers, of which `listed + 8` at most are written.
+        unsafe {
+            let d2 = chunk_d2_avx512(ch, &pv);
+            _mm512_storeu_pd(out.add(i * B), d2);
+            let mask = _mm512_cmp_pd_mask::<_CMP_LE_OQ>(d2, t) & real;
+            let j = _mm512_add_epi64(lanes, _mm512_set1_epi64((i * B) as i64));
+            _mm512_storeu_si512(at.add(listed).cast(), _mm512_maskz_compress_epi64(mask, j));
+            _mm512_storeu_pd(at_d2.add(listed), _mm512_maskz_compress_pd(mask, d2));
+            listed += mask.count_ones() as usize;
+        }
+    }
+    // SAFETY: the n chunks and `listed` lanes were written just above.
+    unsafe {
+        g.d2.set_len(n);
+        g.below.set_len(listed);
+        g.below_d2.set_len(listed);
+    }
+}
+
+/// [`kth_count`] with AVX-512F: each value against eight at once, the
+/// counts from the compare masks.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn kth_avx512(v: &[f64; KTH_BY_COUNT], n: usize, k: usize) -> f64 {
+    const { assert!(KTH_BY_COUNT == 32) };
+    use std::arch::x86_64::*;
+    // SAFETY: `v` holds four rows of eight.
+    let rows: [__m512d; 4] = std::array::from_fn(|r| unsafe { _mm512_loadu_pd(v.as_ptr().add(r * 8)) });
+    let used = &rows[..n.div_ceil(8)];
+    let mut kth = f64::INFINITY;
+    for &x in &v[..n] {
+        let xv = _mm512_set1_pd(x);
+        let (mut lt, mut le) = (0, 0);
+        for &row in used {
+            // (Padding NaN compares false both ways.)
+            lt += _mm512_cmp_pd_mask::<_CMP_LT_OQ>(row, xv).count_ones() as usize;
+            le += _mm512_cmp_pd_mask::<_CMP_LE_OQ>(row, xv).count_ones() as usize;
+        }
+        kth = if lt < k && le >= k { x } else { kth };
+    }
+    kth
+}
+
 /// [`Group::scan`] with AVX-512F: [`chunk_d2_avx512`] on every chunk.
 ///
 /// # Safety

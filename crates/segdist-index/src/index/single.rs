@@ -273,18 +273,33 @@ impl<const D: usize> Index<D> {
         for &(_, slot) in &s.cands {
             self.prefetch_segment(slot);
         }
+        // Every survivor is evaluated, by the batch kernel (the scalar
+        // kernel's bits, several at a time), then ranked.
+        let ev = evals_of::<D>(&mut s.evals);
+        ev.project(self, p, &s.cands);
+        self.order(want, limit, &s.cands, ev, 0)
+    }
+
+    /// The answers among `cands`, evaluated (their projections at `base..`
+    /// of `ev`'s last run): those within `limit`, ranked by (distance, id),
+    /// the first `k` for the k nearest. Ids are unique, so the order is
+    /// total. Left in `ev.found`.
+    #[inline]
+    pub(super) fn order<'e>(
+        &self,
+        want: Want,
+        limit: f64,
+        cands: &[(f64, u32)],
+        ev: &'e mut Evals<D>,
+        base: usize,
+    ) -> &'e [Found<D>] {
         let keep = match want {
             Want::Nearest(k) => k,
             Want::All => usize::MAX,
         };
-        // Every survivor is evaluated, by the batch kernel (the scalar
-        // kernel's bits, several at a time), then ranked by (distance, id):
-        // ids are unique, so the order is total.
-        let ev = evals_of::<D>(&mut s.evals);
-        ev.project(self, p, &s.cands);
         ev.ranks.clear();
-        for (j, &(_, slot)) in s.cands.iter().enumerate() {
-            let d = ev.out.distance[j];
+        for (j, &(_, slot)) in cands.iter().enumerate() {
+            let d = ev.out.distance[base + j];
             // (Never NaN: the query point is finite.)
             if d <= limit {
                 // (`+ 0.0` makes a zero positive, should one be -0.)
@@ -309,7 +324,7 @@ impl<const D: usize> Index<D> {
                 .all(|w| (d[w[0] as usize], id[w[0] as usize]) < (d[w[1] as usize], id[w[1] as usize])));
             for &i in &at[..n.min(keep)] {
                 let (_, id, j) = ev.ranks[i as usize];
-                let (slot, proj) = (s.cands[j as usize].1, ev.get(j as usize));
+                let (slot, proj) = (cands[j as usize].1, ev.get(base + j as usize));
                 ev.found.push(Found { slot, id, proj, runner_up: 0.0 });
             }
             return &ev.found;
@@ -317,7 +332,7 @@ impl<const D: usize> Index<D> {
         ev.ranks.sort_unstable();
         ev.ranks.truncate(keep);
         for &(_, id, j) in &ev.ranks {
-            let (slot, proj) = (s.cands[j as usize].1, ev.get(j as usize));
+            let (slot, proj) = (cands[j as usize].1, ev.get(base + j as usize));
             ev.found.push(Found { slot, id, proj, runner_up: 0.0 });
         }
         &ev.found

@@ -410,3 +410,112 @@ fn tighten_keeps_the_k_least_upper_bounds_in_both_forms() {
         }
     }
 }
+
+/// `kth_of` finds the k-th smallest in every form: the count for whatever
+/// the build targets, with AVX-512 where the CPU has it, and the sorted
+/// list past `KTH_BY_COUNT` values; against a sort, with many equal values
+/// and infinities, for every k.
+#[test]
+fn kth_of_finds_the_kth_smallest_in_every_form() {
+    let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(31);
+    #[cfg(target_arch = "x86_64")]
+    let avx512 = std::is_x86_feature_detected!("avx512f");
+    let mut least = Vec::new();
+    for round in 0..3000 {
+        let n = 1 + round % 45;
+        let v: Vec<f64> = (0..n)
+            .map(|_| match r.gen_range(0..10) {
+                0 => f64::INFINITY,
+                1..=4 => f64::from(r.gen_range(0..6u8)),
+                _ => r.r#gen::<f64>(),
+            })
+            .collect();
+        let mut sorted = v.clone();
+        sorted.sort_by(f64::total_cmp);
+        for k in 1..=n {
+            let want = sorted[k - 1].to_bits();
+            assert_eq!(kth_of(&v, k, &mut least).to_bits(), want, "{v:?} k {k}");
+            if n <= KTH_BY_COUNT {
+                let mut w = [f64::NAN; KTH_BY_COUNT];
+                w[..n].copy_from_slice(&v);
+                assert_eq!(kth_count(&w, n, k).to_bits(), want, "{v:?} k {k}");
+                #[cfg(target_arch = "x86_64")]
+                if avx512 {
+                    // SAFETY: the CPU has AVX-512F, checked above.
+                    assert_eq!(unsafe { kth_avx512(&w, n, k) }.to_bits(), want, "{v:?} k {k}");
+                }
+            }
+        }
+    }
+}
+
+/// The scan that lists the lanes at most a threshold lists exactly those,
+/// in order, and never a padding lane (at +inf, even under a threshold of
+/// +inf), in both forms, each against its own squared distances.
+#[test]
+fn the_listing_scan_lists_exactly_the_lanes_at_most_its_threshold() {
+    let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(32);
+    #[cfg(target_arch = "x86_64")]
+    let avx512 = std::is_x86_feature_detected!("avx512f");
+    let mut listed = 0;
+    for round in 0..500 {
+        let n = 1 + round % 37;
+        let segs: Vec<[[f64; 2]; 2]> = (0..n)
+            .map(|_| {
+                let a = [r.r#gen::<f64>(), r.r#gen::<f64>()];
+                [a, [a[0] + 0.1 * r.r#gen::<f64>(), a[1] - 0.1 * r.r#gen::<f64>()]]
+            })
+            .collect();
+        let index = Index::<2>::from_segments(&segs).expect("finite");
+        let leaves: Vec<u32> = (0..index.leaves.len() as u32).collect();
+        let mut g = Group::<2>::default();
+        assert!(index.gather::<false>(&[-1.0, -1.0], &[2.0, 2.0], &leaves, 64, &mut g));
+        index.fill(&mut g);
+        let p = [r.r#gen::<f64>(), r.r#gen::<f64>()];
+        let thr = [f64::INFINITY, 0.0, f64::NAN, r.gen_range(0.0..0.5)][round % 4];
+        let check = |g: &Group<2>, form: &str| {
+            let want: Vec<u64> = (0..g.count).filter(|&j| g.d2[j / B][j % B] <= thr).map(|j| j as u64).collect();
+            assert_eq!(g.below, want, "round {round}, {form}");
+            let d2: Vec<u64> = want.iter().map(|&j| g.d2[j as usize / B][j as usize % B].to_bits()).collect();
+            assert_eq!(g.below_d2.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), d2, "round {round}, {form}");
+        };
+        g.scan_below(&p, thr);
+        check(&g, "portable");
+        listed += g.below.len();
+        #[cfg(target_arch = "x86_64")]
+        if avx512 {
+            // SAFETY: the CPU has AVX-512F, checked above.
+            unsafe { scan_below_avx512(&mut g, &p, thr) };
+            check(&g, "AVX-512");
+        }
+    }
+    assert!(listed > 2000, "{listed}");
+}
+
+/// k-nearest and radius batches whose points keep more than `KTH_BY_COUNT`
+/// lanes (the k-th found by the sorted list) or rank more than 32
+/// survivors (by sorting) answer as the single queries, bit for bit.
+#[test]
+fn batches_with_many_survivors_match_single_queries() {
+    let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(33);
+    let segs: Vec<[[f64; 2]; 2]> = (0..3000)
+        .map(|_| {
+            let a = [r.r#gen::<f64>(), r.r#gen::<f64>()];
+            [a, [a[0] + 0.01 * r.r#gen::<f64>(), a[1] + 0.01 * r.r#gen::<f64>()]]
+        })
+        .collect();
+    let index = Index::<2>::from_segments(&segs).expect("finite");
+    let pts: Vec<[f64; 2]> = (0..2000).map(|_| [r.r#gen::<f64>(), r.r#gen::<f64>()]).collect();
+    let opts = crate::QueryOptions { threads: 1, ..Default::default() };
+    for k in [33, 60] {
+        let many = index.k_nearest_many(&pts, k, &opts);
+        for (p, got) in pts.iter().zip(&many) {
+            assert_eq!(got, &index.k_nearest(*p, k), "{p:?} k {k}");
+        }
+    }
+    let many = index.within_many(&pts, 0.08, &opts);
+    assert!(many.iter().filter(|l| l.len() > 32).count() > 1000);
+    for (p, got) in pts.iter().zip(&many) {
+        assert_eq!(got, &index.within(*p, 0.08), "{p:?}");
+    }
+}
