@@ -52,11 +52,11 @@ pub(crate) const LIST_CAPS: (usize, usize) = (128, 512);
 /// A group's guessed reach (see `chosen_slots`): this many times the
 /// distance from the last group's points to their nearest candidates (1.5,
 /// 2, 2.5 and 3 measured: 2 was best at every density).
-const GUESS: f64 = 2.0;
+pub(crate) const GUESS: f64 = 2.0;
 
 /// And at least this much of the group's coordinate magnitude: points on
 /// their segments (distance 0) leave room for the scan's error.
-const GUESS_FLOOR: f64 = 1e-9;
+pub(crate) const GUESS_FLOOR: f64 = 1e-9;
 
 /// How many groups must work below the size at which one failed before a
 /// group of that size is tried again.

@@ -9,7 +9,7 @@
 
 use rayon::prelude::*;
 
-use crate::batch::{bounding_box, inverse, with_threads, CHUNK, GROUP, LIST_CAPS};
+use crate::batch::{bounding_box, inverse, with_threads, CHUNK, GROUP, GUESS, GUESS_FLOOR, LIST_CAPS};
 use crate::index::{Found, Group, Index, Scratch, Want};
 use crate::mem::{big_vec_of, give_back, take, take_of};
 use crate::{Hit, QueryOptions};
@@ -379,6 +379,9 @@ impl<const D: usize> Index<D> {
     /// in turn.
     fn search_run(&self, points: &[[f64; D]], want: Want, limit: f64, mut emit: impl FnMut(&[Found<D>])) {
         let mut scratch = Scratch::default();
+        // (For the points of a group searched alone: `scratch` holds the
+        // group's evaluations until its last point is answered.)
+        let mut lone = Scratch::default();
         let mut leaves = Vec::with_capacity(LIST_CAPS.0);
         let mut cands = Group::default();
         // The previous point's answers: the k nearest bound the next
@@ -386,6 +389,10 @@ impl<const D: usize> Index<D> {
         let mut prev: Vec<u32> = Vec::new();
         // That point and its k-th distance, when it has k answers.
         let mut last: Option<([f64; D], f64)> = None;
+        // A guess at how far the next group's k-th answers lie: twice the
+        // farthest k-th distance of the group before (k nearest only; +inf
+        // where there is none).
+        let mut guess = f64::INFINITY;
         // (One point at a time until a first point has k answers, as
         // in `nearest_sorted`.)
         let mut size = if matches!(want, Want::Nearest(_)) { 1 } else { GROUP };
@@ -402,26 +409,51 @@ impl<const D: usize> Index<D> {
                 Want::Nearest(k) if prev.len() == k => Some(self.reach(&bbox, &prev).min(limit)),
                 Want::Nearest(_) => None,
             };
-            let shared = reach.is_some_and(|u| self.share(&bbox, u, LIST_CAPS, &mut leaves, &mut cands, &mut scratch));
+            // Where points are fewer than segments the group's box is wide
+            // and that bound far larger than the distances to the points'
+            // own answers: the candidates are gathered within the guess
+            // instead, where it is smaller, and a point whose k-th
+            // candidate is not surely within it is searched alone (as the
+            // nearest batch does, `chosen_slots`).
+            let shared = match reach {
+                Some(u) if guess < u => {
+                    self.share(&bbox, guess, LIST_CAPS, &mut leaves, &mut cands, &mut scratch) && {
+                        if !cands.trust_within() {
+                            // (No distance trusted within the guess: the
+                            // bound after all.)
+                            self.share(&bbox, u, LIST_CAPS, &mut leaves, &mut cands, &mut scratch)
+                        } else {
+                            true
+                        }
+                    }
+                }
+                Some(u) => self.share(&bbox, u, LIST_CAPS, &mut leaves, &mut cands, &mut scratch),
+                None => false,
+            };
             if reach.is_some() {
                 size = if shared { (size * 2).min(GROUP) } else { (size / 2).max(1) };
             }
             // The previous point's answers bound the next group's search.
             let before = last;
+            let mut far = 0.0f64;
             let mut answer = |p: &[f64; D], found: &[Found<D>]| {
                 if let Want::Nearest(k) = want {
                     prev.clear();
                     prev.extend(found.iter().map(|f| f.slot));
                     last = (found.len() == k).then(|| (*p, found[k - 1].proj.distance));
+                    far = far.max(last.map_or(f64::INFINITY, |(_, d)| d));
                 }
                 emit(found);
             };
             if shared {
-                self.search_group(group, want, limit, before, &mut cands, &mut scratch, answer);
+                self.search_group(group, want, limit, before, &mut cands, &mut scratch, &mut lone, answer);
             } else {
                 for p in group {
                     answer(p, self.search(p, want, limit, &mut scratch));
                 }
+            }
+            if matches!(want, Want::Nearest(_)) {
+                guess = (GUESS * far).max(GUESS_FLOOR * cands.m);
             }
             if reach.is_none() && matches!(want, Want::Nearest(k) if prev.len() == k) {
                 size = GROUP;

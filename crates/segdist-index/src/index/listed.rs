@@ -63,7 +63,10 @@ impl<const D: usize> Index<D> {
     /// five survivors of a k = 5 point, spent about as much in the call as
     /// in the projections).
     /// `last` is the point before them and a bound on its k-th distance
-    /// (k nearest only): a guess that saves work when right.
+    /// (k nearest only): a guess that saves work when right. Where the
+    /// candidates were gathered within a guess (`g.trust2`, k nearest only),
+    /// a point whose k-th candidate is not surely within it is searched
+    /// down the tree with `lone`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn search_group(
         &self,
@@ -73,13 +76,16 @@ impl<const D: usize> Index<D> {
         mut last: Option<([f64; D], f64)>,
         g: &mut Group<D>,
         s: &mut Scratch,
+        lone: &mut Scratch,
         mut emit: impl FnMut(&[f64; D], &[Found<D>]),
     ) {
+        debug_assert!(points.len() <= 64, "a group's points, a bit each");
         let ev = evals_of::<D>(&mut s.evals);
         ev.clear();
         s.group.clear();
         s.spans.clear();
-        for p in points {
+        let mut alone = 0u64;
+        for (i, p) in points.iter().enumerate() {
             // The previous point's k answers are within its bound plus the
             // step between the points (rounded up with room): usually far
             // tighter than the reach.
@@ -88,7 +94,9 @@ impl<const D: usize> Index<D> {
                 (d + step) * (1.0 + 1e-12)
             });
             last = None;
-            if let Some(bound) = self.group_cands(p, want, limit, near, g, &mut s.cands, &mut s.uppers) {
+            let listed = self.group_cands(p, want, limit, near, g, &mut s.cands, &mut s.uppers);
+            alone |= u64::from(matches!(listed, Listed::Alone)) << i;
+            if let Listed::Within(bound) = listed {
                 keep_within(&mut s.cands, bound);
                 for &(lower, slot) in &s.cands {
                     // Its record is read for the answer: asked for now.
@@ -102,19 +110,21 @@ impl<const D: usize> Index<D> {
         }
         ev.run();
         let mut start = 0;
-        for (p, &end) in points.iter().zip(&s.spans) {
-            emit(p, self.order(want, limit, &s.group[start..end], ev, start));
+        for (i, (p, &end)) in points.iter().zip(&s.spans).enumerate() {
+            if alone >> i & 1 != 0 {
+                emit(p, self.search(p, want, limit, lone));
+            } else {
+                emit(p, self.order(want, limit, &s.group[start..end], ev, start));
+            }
             start = end;
         }
     }
 
     /// A point's candidates among a group's (see
     /// [`search_group`](Self::search_group)) into `cands`, with a
-    /// lower bound on the distance of each, and the bound on the answers'
-    /// distance; `None` where there can be no answer (no candidates, a
-    /// non-finite point, a negative or NaN limit). `near` (k nearest only)
-    /// is a guess at the k-th distance that saves work when right; `uppers`
-    /// is a working list.
+    /// lower bound on the distance of each (see [`Listed`]). `near` (k
+    /// nearest only) is a guess at the k-th distance that saves work when
+    /// right; `uppers` is a working list.
     #[allow(clippy::too_many_arguments)]
     fn group_cands(
         &self,
@@ -125,9 +135,14 @@ impl<const D: usize> Index<D> {
         g: &mut Group<D>,
         cands: &mut Vec<(f64, u32)>,
         uppers: &mut Vec<f64>,
-    ) -> Option<f64> {
-        if g.count == 0 || p.iter().any(|c| !c.is_finite()) || limit.is_nan() || limit < 0.0 {
-            return None;
+    ) -> Listed {
+        if p.iter().any(|c| !c.is_finite()) || limit.is_nan() || limit < 0.0 {
+            return Listed::Nothing;
+        }
+        if g.count == 0 {
+            // Nothing within a guess says nothing of what lies beyond it.
+            // (`trust2` is +inf where the reach bounds every answer.)
+            return if g.trust2 < f64::INFINITY { Listed::Alone } else { Listed::Nothing };
         }
         self.fill(g);
         let m = g.m;
@@ -156,6 +171,10 @@ impl<const D: usize> Index<D> {
             } else {
                 kth_least(g, k, f64::INFINITY, uppers)
             };
+            // (`trust2` is +inf where the reach bounds every answer.)
+            if g.trust2 < f64::INFINITY && !kth.is_some_and(|kth| kth <= g.trust2) {
+                return Listed::Alone;
+            }
             if let Some(kth) = kth {
                 let d = kth.sqrt();
                 bound = fmin(bound, (d + K_GROUP * (m + d) + E_FLOOR) * (1.0 + SLACK));
@@ -184,8 +203,23 @@ impl<const D: usize> Index<D> {
                 }
             }
         }
-        Some(bound)
+        Listed::Within(bound)
     }
+}
+
+/// What [`Index::group_cands`] found for a point.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Listed {
+    /// No answer can be found: a non-finite point, a negative or NaN
+    /// limit, or no candidates within a reach that bounds the answers.
+    Nothing,
+    /// The candidates, each with a lower bound on its distance, and a bound
+    /// on the answers' distance.
+    Within(f64),
+    /// The candidates were gathered within a guess (`Group::trust2`, k
+    /// nearest only) and the point's k-th is not surely within it: it is
+    /// searched down the tree.
+    Alone,
 }
 
 /// Keeps the candidates whose lower bound is within `bound` (with room for
