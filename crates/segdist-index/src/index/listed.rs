@@ -166,11 +166,7 @@ impl<const D: usize> Index<D> {
             // The bound is the upper bound of the k-th smallest scanned d²:
             // among the listed lanes where k of them are (every lane not
             // listed is larger), else among them all.
-            let kth = if g.below.len() >= k {
-                Some(kth_of(&g.below_d2, k, uppers))
-            } else {
-                kth_least(g, k, f64::INFINITY, uppers)
-            };
+            let kth = if g.below.len() >= k { Some(kth_of(&g.below_d2, k, uppers)) } else { kth_least(g, k, uppers) };
             // (`trust2` is +inf where the reach bounds every answer.)
             if g.trust2 < f64::INFINITY && !kth.is_some_and(|kth| kth <= g.trust2) {
                 return Listed::Alone;
@@ -238,11 +234,11 @@ pub(super) fn keep_within(cands: &mut Vec<(f64, u32)>, bound: f64) {
     cands.truncate(kept);
 }
 
-/// The `k`-th smallest of the group's scanned d² if at least `k` lie below
-/// `below` (`least` is the working list of the smallest, sorted).
-pub(super) fn kth_least<const D: usize>(g: &Group<D>, k: usize, below: f64, least: &mut Vec<f64>) -> Option<f64> {
+/// The `k`-th smallest of the group's scanned d², if it has `k` candidates
+/// (`least` is the working list of the smallest, sorted).
+pub(super) fn kth_least<const D: usize>(g: &Group<D>, k: usize, least: &mut Vec<f64>) -> Option<f64> {
     least.clear();
-    let mut kth = below;
+    let mut kth = f64::INFINITY;
     for (i, d2) in g.d2.iter().enumerate() {
         // The chunk's lanes below the k-th so far, a bit each: most chunks
         // have none (a lane is checked again as the k-th falls).
