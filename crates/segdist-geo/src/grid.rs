@@ -23,7 +23,7 @@
 use segdist::Segment;
 
 use crate::index::{keep, reach};
-use crate::{ecef, valid, GeoHit, GeoIndex};
+use crate::{GeoHit, GeoIndex, GeoPoint};
 
 /// At most this many list entries per segment (on average), as the
 /// planar matcher's grid.
@@ -284,10 +284,21 @@ impl GeoGrid {
     /// ```
     #[must_use]
     pub fn cell(&self, p: [f64; 2]) -> Option<GridCell> {
-        if !valid(&p) {
-            return None;
-        }
-        let at = plane(&ecef(&p), &self.origin, &self.east, &self.north);
+        self.cell_of(&GeoPoint::new(p)?)
+    }
+
+    /// [`cell`](Self::cell) of a prepared point.
+    ///
+    /// ```
+    /// let index = segdist_geo::GeoIndex::from_polylines(&[vec![[0.0, 0.0], [0.001, 0.0]]])?;
+    /// let grid = index.grid(30.0).unwrap();
+    /// let p = [0.0005, 0.0001];
+    /// assert_eq!(grid.cell_of(&segdist_geo::GeoPoint::new(p).unwrap()), grid.cell(p));
+    /// # Ok::<(), segdist_geo::GeoBuildError>(())
+    /// ```
+    #[must_use]
+    pub fn cell_of(&self, p: &GeoPoint) -> Option<GridCell> {
+        let at = plane(p.ecef(), &self.origin, &self.east, &self.north);
         self.cell_at(&at).map(|c| GridCell(c as u32))
     }
 
@@ -345,11 +356,30 @@ impl GeoGrid {
     /// # Ok::<(), segdist_geo::GeoBuildError>(())
     /// ```
     pub fn k_nearest_within(&self, p: [f64; 2], k: usize, out: &mut Vec<GeoHit>) {
+        match GeoPoint::new(p) {
+            Some(p) => self.k_nearest_within_of(&p, k, out),
+            None => out.clear(),
+        }
+    }
+
+    /// [`k_nearest_within`](Self::k_nearest_within) of a prepared point.
+    ///
+    /// ```
+    /// let index = segdist_geo::GeoIndex::from_polylines(&[vec![[0.0, 0.0], [0.001, 0.0]]])?;
+    /// let grid = index.grid(30.0).unwrap();
+    /// let (mut hits, mut again) = (Vec::new(), Vec::new());
+    /// let p = [0.0005, 0.0001];
+    /// grid.k_nearest_within(p, 3, &mut hits);
+    /// grid.k_nearest_within_of(&segdist_geo::GeoPoint::new(p).unwrap(), 3, &mut again);
+    /// assert_eq!(hits, again);
+    /// # Ok::<(), segdist_geo::GeoBuildError>(())
+    /// ```
+    pub fn k_nearest_within_of(&self, point: &GeoPoint, k: usize, out: &mut Vec<GeoHit>) {
         out.clear();
-        if k == 0 || !valid(&p) {
+        if k == 0 {
             return;
         }
-        let q = ecef(&p);
+        let (p, q) = (point.lonlat(), *point.ecef());
         let at = plane(&q, &self.origin, &self.east, &self.north);
         // Off the grid: farther than the reach from every chord.
         let Some(c) = self.cell_at(&at) else { return };

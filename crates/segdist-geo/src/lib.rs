@@ -18,7 +18,9 @@
 //!   polylines, exact (the same answer as [`geodesic`] on every segment),
 //!   through a planar index over the segments' chords with a proven margin.
 //!   [`GeoGrid`] (from [`GeoIndex::grid`]) answers its `k_nearest_within`
-//!   for one radius, bit for bit, faster, for many queries (map matching).
+//!   for one radius, bit for bit, faster, for many queries (map matching);
+//!   a [`GeoPoint`] prepares a point once for its cell, its nearest
+//!   segments and its distance to another point.
 //! - [`GeoPolyline`]: linear referencing in metres along one lon/lat line
 //!   (`ST_LineLocatePoint` / `ST_LineInterpolatePoint` on `geography`), and
 //!   [`geodesic_lengths`] for callers with their own geometry.
@@ -55,6 +57,7 @@
 mod ellipsoid;
 mod grid;
 mod index;
+mod point;
 mod polyline;
 mod short;
 mod spherical;
@@ -62,6 +65,7 @@ mod spherical;
 pub use ellipsoid::geodesic;
 pub use grid::{GeoGrid, GridCell};
 pub use index::{GeoBuildError, GeoHit, GeoIndex};
+pub use point::GeoPoint;
 pub use polyline::{along_line, geodesic_lengths, GeoLocation, GeoPolyline};
 pub use spherical::{sphere, MEAN_EARTH_RADIUS};
 

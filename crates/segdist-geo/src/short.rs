@@ -36,7 +36,7 @@ pub(crate) const SHORT: f64 = 2_000.0;
 const R: f64 = crate::MEAN_EARTH_RADIUS;
 
 /// The geodesic length of a chord `c` of at most a few kilometres.
-fn arc(c: f64) -> f64 {
+pub(crate) fn arc(c: f64) -> f64 {
     c + c * c * c / (24.0 * R * R)
 }
 

@@ -17,6 +17,8 @@ use crate::candidates::Ranked;
 use crate::graph::{Candidate, Grid, RoadGraph};
 use crate::route::Routes;
 use crate::smooth::{self, Chosen, Params, Smoother};
+use crate::Space;
+use segdist_geo::GeoPoint;
 
 /// One GPS fix: where, and optionally when (seconds, any origin).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -195,25 +197,72 @@ struct Scratch {
     ranked: Ranked,
     /// A fix's nearest segments from the geographic grid.
     hits: Vec<segdist_geo::GeoHit>,
+    /// The trace's fixes prepared (lon/lat only).
+    points: Vec<Option<GeoPoint>>,
     cands: Vec<Candidate>,
     /// Every step's candidates and states, for the current sub-match.
     all_cands: Vec<Candidate>,
     states: Vec<State>,
     /// Per step of the current sub-match: (fix, first state, first candidate).
     steps: Vec<(usize, usize, usize)>,
-    /// A step's best incoming score and state, per state.
-    best: Vec<(f64, u32)>,
     /// Head nodes already searched from in a step.
     done: Vec<u32>,
-    /// A step's states not pruned by their emission: (state, arc, position
-    /// on it, its tail node).
-    live: Vec<(u32, u32, f64, u32)>,
+    /// A step's states not pruned by their emission, and the best way into
+    /// each found so far.
+    live: Live,
     /// Route lengths from a head node to the live states' tails.
     lengths: Vec<f64>,
     smoother: Smoother,
     chosen: Vec<Chosen>,
     /// The trace's fixes at their smoothed positions.
     smoothed: Vec<Fix>,
+}
+
+/// A step's live states (those not pruned by their emission), a column
+/// per field so that a previous state is tried against all of them in one
+/// loop without branches (the compiler vectorises it), and the best
+/// incoming score and previous state found for each so far.
+#[derive(Default)]
+struct Live {
+    /// The state's place among the step's states.
+    state: Vec<u32>,
+    arc: Vec<u32>,
+    /// Distance along the arc from its tail.
+    pos: Vec<f64>,
+    /// The arc's tail node, where a route to it arrives.
+    tail: Vec<u32>,
+    /// The best incoming score so far (-inf: none).
+    score: Vec<f64>,
+    /// The previous state it comes from (`u64::MAX`: none; as wide as a
+    /// score, for the loop's vectors).
+    back: Vec<u64>,
+    /// The live states on one previous state's piece: (live state, best
+    /// score, previous state) as they were before it was tried.
+    on_piece: Vec<(u32, f64, u64)>,
+}
+
+impl Live {
+    fn clear(&mut self) {
+        self.state.clear();
+        self.arc.clear();
+        self.pos.clear();
+        self.tail.clear();
+        self.score.clear();
+        self.back.clear();
+    }
+
+    fn push(&mut self, state: u32, arc: u32, pos: f64, tail: u32) {
+        self.state.push(state);
+        self.arc.push(arc);
+        self.pos.push(pos);
+        self.tail.push(tail);
+        self.score.push(f64::NEG_INFINITY);
+        self.back.push(u64::MAX);
+    }
+
+    fn len(&self) -> usize {
+        self.state.len()
+    }
 }
 
 /// States this far below the step's best (in log-likelihood) are not
@@ -309,15 +358,15 @@ impl<'g> Matcher<'g> {
             let mut s = s.borrow_mut();
             let s = s.get_or_insert_with(|| Scratch {
                 routes: Routes::new(self.graph.nodes()),
-                live: Vec::new(),
+                live: Live::default(),
                 lengths: Vec::new(),
                 ranked: Default::default(),
                 hits: Vec::new(),
+                points: Vec::new(),
                 cands: Vec::new(),
                 all_cands: Vec::new(),
                 states: Vec::new(),
                 steps: Vec::new(),
-                best: Vec::new(),
                 done: Vec::new(),
                 smoother: Smoother::default(),
                 chosen: Vec::new(),
@@ -348,8 +397,16 @@ impl<'g> Matcher<'g> {
         // steps ahead: at 5 s between fixes each fix is in other cells than
         // the last, its list and segments cache misses. `next_cell`: the
         // next fix's cell, whose list was asked for a step before.
+        // A lon/lat fix's Earth-centred coordinates, worked out once for
+        // its cell, its candidates and its distance from the fix before.
+        let mut points = std::mem::take(&mut s.points);
+        points.clear();
+        if g.space() == Space::Geographic {
+            points.extend(fixes.iter().map(|f| GeoPoint::new(f.point)));
+        }
+        let point = |i: usize| points.get(i).copied().flatten();
         let mut next_cell = self.grid.as_deref().and_then(|grid| {
-            let c = fixes.get(1).and_then(|f| grid.cell(f.point));
+            let c = fixes.get(1).and_then(|f| grid.cell(f.point, point(1).as_ref()));
             if let Some(c) = c {
                 grid.prefetch_list(c);
             }
@@ -357,7 +414,7 @@ impl<'g> Matcher<'g> {
         });
         for (i, fix) in fixes.iter().enumerate() {
             if let Some(grid) = self.grid.as_deref() {
-                let after = fixes.get(i + 2).and_then(|f| grid.cell(f.point));
+                let after = fixes.get(i + 2).and_then(|f| grid.cell(f.point, point(i + 2).as_ref()));
                 if let Some(c) = after {
                     grid.prefetch_list(c);
                 }
@@ -369,7 +426,10 @@ impl<'g> Matcher<'g> {
             match self.grid.as_deref() {
                 Some(Grid::Planar(grid)) => grid.candidates(g, fix.point, self.o.k, &mut s.ranked, &mut s.cands),
                 Some(Grid::Geographic(grid)) => {
-                    grid.k_nearest_within(fix.point, 2 * self.o.k, &mut s.hits);
+                    match point(i) {
+                        Some(p) => grid.k_nearest_within_of(&p, 2 * self.o.k, &mut s.hits),
+                        None => s.hits.clear(),
+                    }
                     g.push_geographic(&s.hits, self.o.k, &mut s.cands);
                 }
                 None => g.candidates(fix.point, self.o.k, self.o.radius, &mut s.cands),
@@ -398,7 +458,11 @@ impl<'g> Matcher<'g> {
             s.all_cands.extend_from_slice(&s.cands);
             if let Some(id) = sub {
                 let (prev_fix, prev_first, _) = *s.steps.last().expect("a sub-match has a step");
-                if !self.transition(s, &fixes[prev_fix], fix, prev_first, first_state) {
+                let straight = match (point(prev_fix), point(i)) {
+                    (Some(a), Some(b)) => a.distance(&b),
+                    _ => g.distance(fixes[prev_fix].point, fix.point).unwrap_or(0.0),
+                };
+                if !self.transition(s, &fixes[prev_fix], fix, straight, prev_first, first_state) {
                     // No route: the sub-match ends before this fix, which
                     // starts the next with its emission scores alone.
                     let cands = s.all_cands.split_off(first_cand);
@@ -443,15 +507,17 @@ impl<'g> Matcher<'g> {
             self.finish(s, id, original, smoothed, &mut out, want_paths.then_some(&mut paths));
         }
         s.smoothed = at;
+        s.points = points;
         MatchedTrace { fixes: out, paths }
     }
 
     /// Scores the states `cur..` of this step from those `prev..cur` of the
-    /// step before; `false` when none is reachable.
+    /// step before, fixes `a` and `b`, `straight` apart; `false` when none
+    /// is reachable.
     // Out of line: inlined into `run`, with its route lookups, a match
     // took 1.4 % more instructions (callgrind, 150 traces at 1 s).
     #[inline(never)]
-    fn transition(&self, s: &mut Scratch, a: &Fix, b: &Fix, prev: usize, cur: usize) -> bool {
+    fn transition(&self, s: &mut Scratch, a: &Fix, b: &Fix, straight: f64, prev: usize, cur: usize) -> bool {
         let g = self.graph;
         if self.keep_routes {
             // The slots came in during the candidate search (see `run`):
@@ -461,7 +527,6 @@ impl<'g> Matcher<'g> {
                 s.routes.prefetch(st.head, true);
             }
         }
-        let straight = g.distance(a.point, b.point).unwrap_or(0.0);
         let mut bound = 2.0 * straight + 2.0 * self.o.radius + self.o.u_turn_penalty;
         if let (Some(ta), Some(tb)) = (a.time, b.time) {
             bound = bound.min(self.o.max_speed * (tb - ta) + 4.0 * self.o.sigma);
@@ -476,14 +541,13 @@ impl<'g> Matcher<'g> {
         s.live.clear();
         for (n, st) in s.states[cur..].iter().enumerate() {
             if st.score >= top_emission - PRUNE {
-                s.live.push((n as u32, st.arc, st.pos, g.tail(st.arc)));
+                s.live.push(n as u32, st.arc, st.pos, g.tail(st.arc));
             }
         }
-        s.best.clear();
-        s.best.resize(s.states.len() - cur, (f64::NEG_INFINITY, u32::MAX));
         s.done.clear();
         let (sigma, beta, penalty) = (self.o.sigma, self.o.beta, self.o.u_turn_penalty);
-        let Scratch { states, live, best, done, routes, lengths, .. } = s;
+        let Scratch { states, live, done, routes, lengths, .. } = s;
+        let n = live.len();
         let before = &states[prev..cur];
         // Scores of the previous step are normalised: its best is 0.
         for (j, first) in before.iter().enumerate() {
@@ -498,46 +562,86 @@ impl<'g> Matcher<'g> {
                 if sj.head != head || sj.score < -PRUNE {
                     continue;
                 }
+                let from = (prev + jj) as u64;
                 let arc_len = g.pieces[(sj.arc / 2) as usize].len;
                 // What is left of its arc to drive.
                 let rest = arc_len - sj.pos;
-                for (l, &(n, arc, pos, _)) in live.iter().enumerate() {
-                    let best = &mut best[n as usize];
-                    // A transition only lowers a score: this one cannot win.
-                    if sj.score <= best.0 {
-                        continue;
+                // A transition only lowers a score: sj wins nothing where
+                // the best so far is at least its own.
+                if !live.score.iter().fold(false, |w, &best| w | (sj.score > best)) {
+                    continue;
+                }
+                if !searched {
+                    routes.lengths(
+                        g,
+                        head,
+                        bound,
+                        2.0 * self.o.radius,
+                        self.keep_routes,
+                        live.tail.iter().copied(),
+                        lengths,
+                    );
+                    searched = true;
+                }
+                // Every live state by a route from the head, in one loop
+                // without a branch; but those on sj's own piece (one
+                // candidate a piece: at most its two arcs) are set aside
+                // first and tried on their own after: a move along the
+                // same arc (GPS noise moving it back a little), or a turn
+                // back.
+                let piece = sj.arc / 2;
+                let (arcs, pos) = (&live.arc[..n], &live.pos[..n]);
+                live.on_piece.clear();
+                for (l, &a) in arcs.iter().enumerate() {
+                    if a / 2 == piece {
+                        live.on_piece.push((l as u32, live.score[l], live.back[l]));
                     }
-                    let route = if arc == sj.arc && pos >= sj.pos - tolerance {
-                        back_by_noise(pos - sj.pos, sigma)
-                    } else if arc / 2 == sj.arc / 2 && arc != sj.arc {
-                        // A turn back on the same piece.
-                        (arc_len - pos - sj.pos).abs() + penalty
-                    } else {
-                        if !searched {
-                            let tails = live.iter().map(|l| l.3);
-                            routes.lengths(g, head, bound, 2.0 * self.o.radius, self.keep_routes, tails, lengths);
-                            searched = true;
-                        }
-                        rest + lengths[l] + pos
-                    };
-                    if route > bound {
-                        continue;
-                    }
+                }
+                let lanes = pos.iter().zip(&lengths[..n]).zip(&mut live.score[..n]).zip(&mut live.back[..n]);
+                for (((&p, &length), best), back) in lanes {
+                    let route = rest + length + p;
                     let score = sj.score - (route - straight).abs() / beta;
-                    if score > best.0 {
-                        *best = (score, (prev + jj) as u32);
+                    let wins = (route <= bound) & (score > *best);
+                    *best = if wins { score } else { *best };
+                    *back = if wins { from } else { *back };
+                }
+                for &(l, best, back) in &live.on_piece {
+                    let l = l as usize;
+                    (live.score[l], live.back[l]) = (best, back);
+                    if sj.score <= best {
+                        continue;
+                    }
+                    let route = if arcs[l] == sj.arc && pos[l] >= sj.pos - tolerance {
+                        back_by_noise(pos[l] - sj.pos, sigma)
+                    } else if arcs[l] != sj.arc {
+                        // A turn back on the same piece.
+                        (arc_len - pos[l] - sj.pos).abs() + penalty
+                    } else {
+                        // Back along its own arc by more than noise: round
+                        // by the road.
+                        rest + lengths[l] + pos[l]
+                    };
+                    let score = sj.score - (route - straight).abs() / beta;
+                    if route <= bound && score > best {
+                        live.score[l] = score;
+                        live.back[l] = from;
                     }
                 }
             }
         }
+        // Each live state's score and way in; the others cannot be reached.
+        for l in 0..n {
+            let st = &mut states[cur + live.state[l] as usize];
+            if live.back[l] != u64::MAX {
+                st.score += live.score[l];
+                st.back = live.back[l] as u32;
+            }
+        }
         let mut top = f64::NEG_INFINITY;
-        for (n, st) in s.states[cur..].iter_mut().enumerate() {
-            let best = s.best[n];
-            if best.1 == u32::MAX {
+        for st in &mut states[cur..] {
+            if st.back == u32::MAX {
                 st.score = f64::NEG_INFINITY;
             } else {
-                st.score += best.0;
-                st.back = best.1;
                 any = true;
                 top = top.max(st.score);
             }

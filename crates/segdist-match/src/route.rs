@@ -163,12 +163,12 @@ impl Dijkstra {
             }
             settled(n, d, &mut limit);
             let (s, e) = (g.out_start[n as usize] as usize, g.out_start[n as usize + 1] as usize);
-            for &a in &g.out_arcs[s..e] {
-                let nd = d + g.pieces[(a / 2) as usize].len;
+            for o in &g.out[s..e] {
+                let (a, h) = (o.arc, o.head as usize);
+                let nd = d + o.len;
                 if nd > limit || !allow(a) {
                     continue;
                 }
-                let h = g.head(a) as usize;
                 if nd < self.dist[h] {
                     if self.dist[h] == f64::INFINITY {
                         self.touched.push(h as u32);
@@ -362,7 +362,12 @@ impl Routes {
         k.source = source;
         let had = k.reached.capacity();
         k.reached.clear();
-        k.reached.extend(self.dijkstra.reached());
+        // Only the final distances: a node past the reach (reached, not
+        // settled) answers as one not reached (beyond any bound the search
+        // answers for; a farther bound searches again), and the lists are
+        // about half as long to look up.
+        let reach = k.reach;
+        k.reached.extend(self.dijkstra.reached().filter(|&(_, d)| d <= reach));
         self.held = self.held + k.reached.capacity() - had;
         out.extend(self.targets.iter().map(|&t| self.dijkstra.dist(t)));
         if self.held > self.budget {
