@@ -15,6 +15,8 @@ use std::sync::{Arc, Mutex};
 
 use rustc_hash::FxHashMap;
 use segdist_geo::{geodesic, GeoGrid, GeoHit, GeoIndex, GeoPoint};
+
+use crate::table::{RouteTable, TABLE_ENTRIES};
 use segdist_index::{Index, IndexBuilder};
 
 use crate::candidates::CandidateGrid;
@@ -251,6 +253,8 @@ pub struct RoadGraph {
     /// The candidate grids made for matchers, by radius (the last few):
     /// made once, however many matchers a program makes.
     grids: Mutex<Vec<(u64, Option<Arc<Grid>>)>>,
+    /// The route tables made for matchers, by reach (the last few).
+    tables: Mutex<Vec<(u64, Option<Arc<RouteTable>>)>>,
 }
 
 /// A matcher's candidate search for one radius, laid once: the planar
@@ -440,6 +444,7 @@ impl RoadGraph {
             search,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             grids: Mutex::new(Vec::new()),
+            tables: Mutex::new(Vec::new()),
         })
     }
 
@@ -678,6 +683,23 @@ impl RoadGraph {
         }
         grids.push((key, g.clone()));
         g
+    }
+
+    /// The table of routes within `reach` (`None` for a graph whose table
+    /// would hold more than [`TABLE_ENTRIES`] entries), made on first use
+    /// and kept for the next matchers (the last four reaches).
+    pub(crate) fn route_table(&self, reach: f64) -> Option<Arc<RouteTable>> {
+        let key = reach.to_bits();
+        let mut tables = self.tables.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, t)) = tables.iter().find(|(r, _)| *r == key) {
+            return t.clone();
+        }
+        let t = RouteTable::new(self, reach, TABLE_ENTRIES).map(Arc::new);
+        if tables.len() == 4 {
+            tables.remove(0);
+        }
+        tables.push((key, t.clone()));
+        t
     }
 
     /// The planar index, or `None` for a geographic graph.

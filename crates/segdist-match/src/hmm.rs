@@ -17,6 +17,7 @@ use crate::candidates::Ranked;
 use crate::graph::{Candidate, Grid, RoadGraph};
 use crate::route::Routes;
 use crate::smooth::{self, Chosen, Params, Smoother};
+use crate::table::RouteTable;
 use crate::Space;
 use segdist_geo::GeoPoint;
 
@@ -301,6 +302,9 @@ pub struct Matcher<'g> {
     /// Whether route searches are kept for later steps (always, but in the
     /// tests' reference matcher).
     keep_routes: bool,
+    /// The graph's short routes, searched once (see `table.rs`; `None` in
+    /// the tests' reference matcher, or for a graph too large).
+    table: Option<Arc<RouteTable>>,
 }
 
 impl<'g> Matcher<'g> {
@@ -308,8 +312,12 @@ impl<'g> Matcher<'g> {
     ///
     /// The first matcher for a radius lays a grid of the segments near each
     /// cell for the candidate search (a planar graph's own, a geographic
-    /// graph's [`segdist_geo::GeoGrid`]; 0.03–0.05 s for 100,000 segments);
-    /// the graph keeps it for later matchers of that radius.
+    /// graph's [`segdist_geo::GeoGrid`]; 0.03–0.05 s for 100,000 segments),
+    /// and searches every node's routes up to `6 × radius + u_turn_penalty`
+    /// (the routes between fixes up to twice the radius apart; 0.03 s for a
+    /// 100,000-segment grid on 2 cores, none for a graph whose table would
+    /// hold over 16 M entries: its matchers search each step); the graph
+    /// keeps both for later matchers.
     ///
     /// # Errors
     /// [`MatchError::BadOption`] for an option out of range.
@@ -337,7 +345,11 @@ impl<'g> Matcher<'g> {
         if o.k == 0 {
             return Err(MatchError::BadOption("k"));
         }
-        Ok(Matcher { graph, o, grid: graph.grid(o.radius), keep_routes: true })
+        // Routes between fixes up to twice the radius apart (1–5 s at city
+        // speeds) are bounded by 2 × straight + 2 × radius + the U-turn
+        // penalty, within this reach.
+        let table = graph.route_table(6.0 * o.radius + o.u_turn_penalty);
+        Ok(Matcher { graph, o, grid: graph.grid(o.radius), keep_routes: true, table })
     }
 
     /// Matches one trace; with `paths`, also each sub-match's path.
@@ -499,7 +511,10 @@ impl<'g> Matcher<'g> {
                 // kept searches' slots are asked for now, to arrive while
                 // the next fix's candidates are found.
                 for st in &s.states[first_state..] {
-                    s.routes.prefetch(st.head, false);
+                    match self.table.as_deref() {
+                        Some(t) => t.prefetch(st.head, false),
+                        None => s.routes.prefetch(st.head, false),
+                    }
                 }
             }
         }
@@ -524,7 +539,10 @@ impl<'g> Matcher<'g> {
             // now the searches' entries, while the straight distance and
             // the live states are worked out.
             for st in &s.states[prev..cur] {
-                s.routes.prefetch(st.head, true);
+                match self.table.as_deref() {
+                    Some(t) => t.prefetch(st.head, true),
+                    None => s.routes.prefetch(st.head, true),
+                }
             }
         }
         let mut bound = 2.0 * straight + 2.0 * self.o.radius + self.o.u_turn_penalty;
@@ -578,6 +596,7 @@ impl<'g> Matcher<'g> {
                         bound,
                         2.0 * self.o.radius,
                         self.keep_routes,
+                        self.table.as_deref(),
                         live.tail.iter().copied(),
                         lengths,
                     );
@@ -844,7 +863,7 @@ mod tests {
                 let o = MatchOptions { sigma: noise, radius: (5.0 * noise).max(50.0), ..Default::default() };
                 let fast = Matcher::new(&g, o).unwrap();
                 assert!(fast.grid.is_some());
-                let plain = Matcher { grid: None, keep_routes: false, ..Matcher::new(&g, o).unwrap() };
+                let plain = Matcher { grid: None, keep_routes: false, table: None, ..Matcher::new(&g, o).unwrap() };
                 let mut fixes = 0;
                 for tr in &traces {
                     let f: Vec<Fix> =

@@ -83,6 +83,7 @@ mod hmm;
 mod route;
 pub mod simulate;
 mod smooth;
+mod table;
 
 pub use graph::{Candidate, Direction, GraphBuilder, GraphError, Junctions, RoadGraph, Space};
 pub use hmm::{Fix, FixState, MatchError, MatchOptions, MatchedFix, MatchedPath, MatchedTrace, Matcher};

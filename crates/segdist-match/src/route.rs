@@ -4,17 +4,23 @@
 //! searches' results: a trace's consecutive steps search from the same
 //! nodes again and again (a car on a 30 m piece with a fix a second).
 //!
-//! Why a search per step and no precomputed table (FMM's UBODT): it needs
-//! no build, and between fixes 1–5 s apart its bound is tens of metres, so
-//! a search reaches few nodes; and kept per node by each thread, the
-//! searches become a table of their own, filled where traces go: on the
-//! bench's traces segdist matches about as fast as FMM's table at 30 s
-//! (PERFORMANCE-NOTES.md, "Map matching: the design's measurements").
+//! A matcher first asks its graph's [`RouteTable`] (every node's routes up
+//! to a reach, searched once: `table.rs`); what the table cannot answer (a
+//! bound past its reach with a target beyond it: fixes far apart) is
+//! searched here, and the search kept. Why both: kept per node by each
+//! thread, searches become a table of their own, filled where traces go,
+//! with no build and no memory for places no trace visits; but the first
+//! trace through a place pays for its searches (a third of a lon/lat
+//! match's transition time at 5 s between fixes), and searched up front
+//! for every node, the short routes cost the bench's city a few
+//! milliseconds (PERFORMANCE-NOTES.md, "Map matching: the design's
+//! measurements" and "a table of short routes").
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::graph::RoadGraph;
+use crate::table::RouteTable;
 
 /// A node and its tentative distance as one heap key, nearest first, then
 /// by node. Distances are never negative, and the bits of a non-negative
@@ -182,7 +188,7 @@ impl Dijkstra {
     }
 
     /// The nodes the last run reached, with their distances.
-    fn reached(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
+    pub(crate) fn reached(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
         self.touched.iter().map(|&n| (n, self.dist[n as usize]))
     }
 
@@ -322,6 +328,7 @@ impl Routes {
         bound: f64,
         min_reach: f64,
         keep: bool,
+        table: Option<&RouteTable>,
         targets: impl Iterator<Item = u32> + Clone,
         out: &mut Vec<f64>,
     ) {
@@ -330,6 +337,26 @@ impl Routes {
             self.graph = g.id();
         }
         out.clear();
+        if let Some(t) = table {
+            // A kept search of every node, to the table's reach, read as far
+            // as the bound (a length past it is rejected as an infinite
+            // one: routes add lengths that are not negative).
+            let (nodes, lengths) = t.row(source);
+            let nodes = &nodes[..lengths.partition_point(|&d| d <= bound)];
+            let lookup = &mut self.lookup;
+            for (&n, &d) in nodes.iter().zip(lengths) {
+                lookup[n as usize] = d;
+            }
+            out.extend(targets.clone().map(|t| lookup[t as usize]));
+            for &n in nodes {
+                lookup[n as usize] = f64::INFINITY;
+            }
+            let reach = t.reach();
+            if bound <= reach || out.iter().all(|&d| d <= reach) {
+                return;
+            }
+            out.clear();
+        }
         if !keep {
             self.dijkstra.run(g, source, bound, None);
             out.extend(targets.map(|t| self.dijkstra.dist(t)));
@@ -421,10 +448,10 @@ mod tests {
                 let targets: Vec<u32> = (0..rng.gen_range(1..12)).map(|_| rng.gen_range(0..nodes)).collect();
                 let bound = rng.gen_range(10.0..400.0);
                 let held = kept.held;
-                kept.lengths(&g, source, bound, 100.0, true, targets.iter().copied(), &mut a);
+                kept.lengths(&g, source, bound, 100.0, true, None, targets.iter().copied(), &mut a);
                 cleared += usize::from(kept.held < held);
                 assert!(kept.held <= budget);
-                fresh.lengths(&g, source, bound, 100.0, false, targets.iter().copied(), &mut f);
+                fresh.lengths(&g, source, bound, 100.0, false, None, targets.iter().copied(), &mut f);
                 // Within the bound the same lengths; beyond it, both beyond.
                 for (x, y) in a.iter().zip(&f) {
                     assert!(x == y || (*x > bound && *y > bound), "{x} {y}, bound {bound}, {slots} slots");
