@@ -552,6 +552,12 @@ impl<'g> Matcher<'g> {
         // Moving back a little on the same arc is GPS noise: the along-track
         // difference of two fixes has a deviation of sigma × √2.
         let tolerance = 4.0 * self.o.sigma;
+        #[cfg(test)]
+        if !self.keep_routes {
+            // The tests' reference matcher: pair by pair, a fresh search per
+            // head node.
+            return tests::transition_by_pairs(self, s, straight, bound, prev, cur);
+        }
         let mut any = false;
         let top_emission = s.states[cur..].iter().map(|st| st.score).fold(f64::NEG_INFINITY, f64::max);
         // Scores here are emissions alone: a state far below the step's
@@ -794,6 +800,74 @@ impl<'g> Matcher<'g> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The transition as first written, the reference for the matcher's
+    /// (the tests' plain matcher runs it): every previous state against
+    /// every live state, one pair at a time, each route case a branch, a
+    /// fresh bounded search per head node.
+    pub(super) fn transition_by_pairs(
+        m: &Matcher,
+        s: &mut Scratch,
+        straight: f64,
+        bound: f64,
+        prev: usize,
+        cur: usize,
+    ) -> bool {
+        let (g, o) = (m.graph, m.o);
+        let tolerance = 4.0 * o.sigma;
+        let top_emission = s.states[cur..].iter().map(|st| st.score).fold(f64::NEG_INFINITY, f64::max);
+        let live: Vec<(usize, u32, f64, u32)> = (cur..s.states.len())
+            .filter(|&n| s.states[n].score >= top_emission - PRUNE)
+            .map(|n| (n, s.states[n].arc, s.states[n].pos, g.tail(s.states[n].arc)))
+            .collect();
+        let mut best = vec![(f64::NEG_INFINITY, u32::MAX); s.states.len() - cur];
+        let mut lengths = Vec::new();
+        // The previous states by head node, the heads in their first
+        // state's order (which state wins a tie).
+        let mut order: Vec<usize> = (prev..cur).collect();
+        let first = |h: u32| (prev..cur).find(|&j| s.states[j].head == h && s.states[j].score >= -PRUNE).unwrap_or(cur);
+        order.sort_by_key(|&j| first(s.states[j].head));
+        for jj in order {
+            let sj = s.states[jj];
+            if sj.score < -PRUNE {
+                continue;
+            }
+            let arc_len = g.pieces[(sj.arc / 2) as usize].len;
+            s.routes.lengths(g, sj.head, bound, 0.0, false, None, live.iter().map(|l| l.3), &mut lengths);
+            for (l, &(n, arc, pos, _)) in live.iter().enumerate() {
+                let route = if arc == sj.arc && pos >= sj.pos - tolerance {
+                    back_by_noise(pos - sj.pos, o.sigma)
+                } else if arc / 2 == sj.arc / 2 && arc != sj.arc {
+                    (arc_len - pos - sj.pos).abs() + o.u_turn_penalty
+                } else {
+                    arc_len - sj.pos + lengths[l] + pos
+                };
+                if route > bound {
+                    continue;
+                }
+                let score = sj.score - (route - straight).abs() / o.beta;
+                if score > best[n - cur].0 {
+                    best[n - cur] = (score, jj as u32);
+                }
+            }
+        }
+        let mut top = f64::NEG_INFINITY;
+        for (st, &(score, back)) in s.states[cur..].iter_mut().zip(&best) {
+            if back == u32::MAX {
+                st.score = f64::NEG_INFINITY;
+            } else {
+                (st.score, st.back) = (st.score + score, back);
+                top = top.max(st.score);
+            }
+        }
+        let any = top > f64::NEG_INFINITY;
+        if any {
+            for st in &mut s.states[cur..] {
+                st.score -= top;
+            }
+        }
+        any
+    }
     use crate::simulate::{simulate, SimOptions};
     use crate::{Direction, GraphBuilder, Space};
 
@@ -844,9 +918,10 @@ mod tests {
         assert!(Matcher::new(&g, MatchOptions { radius: 0.0, ..o }).unwrap().grid.is_none());
     }
 
-    /// The grid's candidates (planar, and the geographic index's grid) and
-    /// the kept route searches give the answers of the index and of a fresh
-    /// search at every step, bit for bit.
+    /// The grid's candidates (planar, and the geographic index's grid), the
+    /// route table, the kept route searches and the transition's
+    /// branch-free loop give the answers of the index, of a fresh search and
+    /// of the transition by pairs at every step, bit for bit.
     #[test]
     fn shortcuts_answer_as_the_plain_matcher() {
         for space in [Space::Planar, Space::Geographic] {
