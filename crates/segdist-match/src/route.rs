@@ -407,17 +407,14 @@ impl Routes {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::{Direction, GraphBuilder, Space};
     use rand::{Rng, SeedableRng};
 
-    /// Kept searches answer as a fresh search to the bound, whether every
-    /// node has its own slot or four slots are shared by 400 nodes (kept
-    /// searches evicted all the time), or the entries kept are let go every
-    /// few searches, at bounds small and large.
-    #[test]
-    fn kept_searches_answer_as_fresh_ones() {
+    /// A 20 × 20 lattice of 37 × 41 m blocks, some of its streets one-way:
+    /// the route tests' graph.
+    pub(crate) fn lattice() -> RoadGraph {
         let mut b = GraphBuilder::new(Space::Planar);
         let n = 20;
         let at = |i: usize, j: usize| [37.0 * i as f64 + 0.5 * (j % 4) as f64, 41.0 * j as f64];
@@ -428,7 +425,16 @@ mod tests {
                 b.push_line(vec![vec![at(j, i), at(j, i + 1)]], Direction::Both);
             }
         }
-        let g = b.build().expect("finite");
+        b.build().expect("finite")
+    }
+
+    /// Kept searches answer as a fresh search to the bound, whether every
+    /// node has its own slot or four slots are shared by 400 nodes (kept
+    /// searches evicted all the time), or the entries kept are let go every
+    /// few searches, at bounds small and large.
+    #[test]
+    fn kept_searches_answer_as_fresh_ones() {
+        let g = lattice();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
         let nodes = g.nodes() as u32;
         for (slots, budget) in [(4, KEPT_ENTRIES), (1 << 10, KEPT_ENTRIES), (1 << 10, 600)] {

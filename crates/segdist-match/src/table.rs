@@ -146,7 +146,6 @@ impl RouteTable {
 mod tests {
     use super::*;
     use crate::route::Routes;
-    use crate::{Direction, GraphBuilder, Space};
     use rand::{Rng, SeedableRng};
 
     /// A table answers as a fresh search to the bound, at bounds within its
@@ -154,17 +153,7 @@ mod tests {
     /// one-way streets; a table of more entries than allowed is none.
     #[test]
     fn tables_answer_as_fresh_searches() {
-        let mut b = GraphBuilder::new(Space::Planar);
-        let n = 20;
-        let at = |i: usize, j: usize| [37.0 * i as f64 + 0.5 * (j % 4) as f64, 41.0 * j as f64];
-        for j in 0..n {
-            for i in 0..n - 1 {
-                let dir = if (i + 3 * j) % 7 == 0 { Direction::Forward } else { Direction::Both };
-                b.push_line(vec![vec![at(i, j), at(i + 1, j)]], dir);
-                b.push_line(vec![vec![at(j, i), at(j, i + 1)]], Direction::Both);
-            }
-        }
-        let g = b.build().expect("finite");
+        let g = crate::route::tests::lattice();
         let table = RouteTable::new(&g, 150.0, TABLE_ENTRIES).expect("a small table");
         // Every row holds its source, nearest first.
         for s in 0..g.nodes() as u32 {
