@@ -235,8 +235,10 @@ pub struct RoadGraph {
     pub(crate) part_start: Vec<usize>,
     /// First part of every line, then the number of parts.
     pub(crate) line_start: Vec<usize>,
-    /// First piece of every part, then the number of pieces.
-    pub(crate) part_pieces: Vec<u32>,
+    /// The piece of the segment from each global vertex (0 at a part's
+    /// last vertex, where no segment starts): one load where the
+    /// candidates had searched the part's pieces.
+    segment_piece: Vec<u32>,
     pub(crate) pieces: Vec<Piece>,
     /// Arc `2p` drives piece `p` forward, `2p + 1` backward; whether each
     /// may be driven.
@@ -373,12 +375,10 @@ impl RoadGraph {
         };
 
         let mut pieces = Vec::new();
-        let mut part_pieces = Vec::with_capacity(part_start.len());
         let mut open = Vec::new();
         for (l, (parts, direction)) in b.lines.iter().enumerate() {
             for k in 0..parts.len() {
                 let q = line_start[l] + k;
-                part_pieces.push(pieces.len() as u32);
                 let (s, e) = (part_start[q], part_start[q + 1] - 1);
                 let mut v0 = s;
                 for v in s + 1..=e {
@@ -398,7 +398,10 @@ impl RoadGraph {
                 }
             }
         }
-        part_pieces.push(pieces.len() as u32);
+        let mut segment_piece = vec![0u32; vertices.len()];
+        for (i, pc) in pieces.iter().enumerate() {
+            segment_piece[pc.v0 as usize..pc.v1 as usize].fill(i as u32);
+        }
 
         let nodes = node_of.len();
         let mut out_start = vec![0u32; nodes + 1];
@@ -436,7 +439,7 @@ impl RoadGraph {
             cum,
             part_start,
             line_start,
-            part_pieces,
+            segment_piece,
             pieces,
             open,
             out_start,
@@ -534,7 +537,7 @@ impl RoadGraph {
             let v = self.part_start[q] + h.segment;
             let pr = &h.projection;
             let along = if pr.t == 1.0 { self.cum[v + 1] } else { (self.cum[v] + pr.along).min(self.cum[v + 1]) };
-            let piece = self.piece_of(h.feature, h.part, h.segment);
+            let piece = self.segment_piece[v];
             let (line, part, segment) = (h.feature, h.part, h.segment);
             let (t, point, distance) = (pr.t, pr.point, pr.distance);
             let c = Candidate { line, part, segment, t, point, distance, along, piece, offset: 0.0 };
@@ -738,11 +741,7 @@ impl RoadGraph {
 
     /// The piece holding segment `segment` of part `part` of line `line`.
     pub(crate) fn piece_of(&self, line: usize, part: usize, segment: usize) -> u32 {
-        let q = self.line_start[line] + part;
-        let v = (self.part_start[q] + segment) as u32;
-        let (first, last) = (self.part_pieces[q] as usize, self.part_pieces[q + 1] as usize);
-        // The last piece that starts at or before v.
-        (first + self.pieces[first..last].partition_point(|pc| pc.v0 <= v) - 1) as u32
+        self.segment_piece[self.part_start[self.line_start[line] + part] + segment]
     }
 
     /// The distance along the part at `t` on the segment from global vertex

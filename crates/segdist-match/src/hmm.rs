@@ -708,6 +708,21 @@ mod tests {
         b.build().expect("finite")
     }
 
+    /// Each segment's piece is the one whose vertices hold it, on lines cut
+    /// into several pieces where other lines meet them mid-way.
+    #[test]
+    fn each_segment_s_piece_holds_it() {
+        let g = town();
+        let mut cut = 0;
+        for (line, part, segment, v) in g.segments() {
+            let want =
+                g.pieces.iter().position(|pc| pc.line as usize == line && pc.v0 as usize <= v && v < pc.v1 as usize);
+            assert_eq!(Some(g.piece_of(line, part, segment) as usize), want, "line {line}, segment {segment}");
+            cut += usize::from(g.pieces[want.unwrap()].v0 as usize > g.part_start[g.line_start[line] + part]);
+        }
+        assert!(cut > 20, "{cut} segments past a line's first piece");
+    }
+
     #[test]
     fn matchers_of_one_radius_share_the_graph_s_grid() {
         let g = town();
