@@ -272,7 +272,7 @@ impl<'g> Matcher<'g> {
     /// and searches every node's routes up to `6 × radius + u_turn_penalty`
     /// (the routes between fixes up to twice the radius apart; 0.03 s for a
     /// 100,000-segment grid on 2 cores, none for a graph whose table would
-    /// hold over 16 M entries: its matchers search each step); the graph
+    /// hold over 8.4 M entries: its matchers search each step); the graph
     /// keeps both for later matchers.
     ///
     /// # Errors
