@@ -23,8 +23,9 @@ use crate::route::Dijkstra;
 /// threads' kept searches); a graph whose rows would hold more has none,
 /// and its matchers search. The bench's city (9,999 nodes) holds 0.22 M
 /// at 350 m and 0.53 M at 530 m, the 100,800-segment grid 1.25 M, the
-/// Helsinki roads 73,000 and 145,000; a network in units other than metres, with
-/// the default penalty of 50 units, may reach its whole self from a node.
+/// Helsinki roads 73,000 and 145,000; a network in units other than
+/// metres, with the default penalty of 50 units, may reach its whole self
+/// from a node.
 pub(crate) const TABLE_ENTRIES: usize = 1 << 23;
 
 /// A chunk of rows: each row's size, then their nodes and lengths.
