@@ -467,10 +467,7 @@ impl<'g> Matcher<'g> {
                 // kept searches' slots are asked for now, to arrive while
                 // the next fix's candidates are found.
                 for st in &s.states[first_state..] {
-                    match self.table.as_deref() {
-                        Some(t) => t.prefetch(st.head, false),
-                        None => s.routes.prefetch(st.head, false),
-                    }
+                    self.prefetch_routes(&s.routes, st.head, false);
                 }
             }
         }

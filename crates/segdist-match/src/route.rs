@@ -343,19 +343,10 @@ impl Routes {
             // one: routes add lengths that are not negative).
             let (nodes, lengths) = t.row(source);
             let nodes = &nodes[..lengths.partition_point(|&d| d <= bound)];
-            let lookup = &mut self.lookup;
-            for (&n, &d) in nodes.iter().zip(lengths) {
-                lookup[n as usize] = d;
-            }
-            out.extend(targets.clone().map(|t| lookup[t as usize]));
-            for &n in nodes {
-                lookup[n as usize] = f64::INFINITY;
-            }
-            let reach = t.reach();
-            if bound <= reach || out.iter().all(|&d| d <= reach) {
+            let entries = nodes.iter().copied().zip(lengths.iter().copied());
+            if answer(&mut self.lookup, entries, t.reach(), bound, targets.clone(), out) {
                 return;
             }
-            out.clear();
         }
         if !keep {
             self.dijkstra.run(g, source, bound, None);
@@ -365,23 +356,10 @@ impl Routes {
         // A power of two: the mask is the remainder.
         let slot = source as usize & (self.kept.len() - 1);
         let k = &mut self.kept[slot];
-        if k.source == source {
-            let lookup = &mut self.lookup;
-            for &(n, d) in &k.reached {
-                lookup[n as usize] = d;
-            }
-            out.extend(targets.clone().map(|t| lookup[t as usize]));
-            for &(n, _) in &k.reached {
-                lookup[n as usize] = f64::INFINITY;
-            }
-            // Each target's distance is known when final (within the
-            // search's reach), or beyond the bound when the search reached
-            // past it.
-            let reach = k.reach;
-            if bound <= reach || out.iter().all(|&d| d <= reach) {
-                return;
-            }
-            out.clear();
+        if k.source == source
+            && answer(&mut self.lookup, k.reached.iter().copied(), k.reach, bound, targets.clone(), out)
+        {
+            return;
         }
         self.targets.clear();
         self.targets.extend(targets);
@@ -404,6 +382,33 @@ impl Routes {
             self.held = 0;
         }
     }
+}
+
+/// The lengths to `targets` into `out` from a search's `entries` (node,
+/// length), final within `reach`, spread through `lookup` (infinite
+/// everywhere, and again after); `true` when they answer for `bound`: each
+/// target's length is known when within the reach, or beyond the bound
+/// when the reach covers it. Otherwise `out` is left empty.
+fn answer(
+    lookup: &mut [f64],
+    entries: impl Iterator<Item = (u32, f64)> + Clone,
+    reach: f64,
+    bound: f64,
+    targets: impl Iterator<Item = u32>,
+    out: &mut Vec<f64>,
+) -> bool {
+    for (n, d) in entries.clone() {
+        lookup[n as usize] = d;
+    }
+    out.extend(targets.map(|t| lookup[t as usize]));
+    for (n, _) in entries {
+        lookup[n as usize] = f64::INFINITY;
+    }
+    if bound <= reach || out.iter().all(|&d| d <= reach) {
+        return true;
+    }
+    out.clear();
+    false
 }
 
 #[cfg(test)]

@@ -54,6 +54,17 @@ impl Live {
 }
 
 impl Matcher<'_> {
+    /// Asks for the memory a route lookup from `head` will read: the graph's
+    /// table row, or this thread's kept search (see `Routes::prefetch`;
+    /// `entries`: the row's or search's first entries, else its place).
+    #[inline]
+    pub(super) fn prefetch_routes(&self, routes: &crate::route::Routes, head: u32, entries: bool) {
+        match self.table.as_deref() {
+            Some(t) => t.prefetch(head, entries),
+            None => routes.prefetch(head, entries),
+        }
+    }
+
     /// Scores the states `cur..` of this step from those `prev..cur` of the
     /// step before, fixes `a` and `b`, `straight` apart; `false` when none
     /// is reachable.
@@ -63,14 +74,11 @@ impl Matcher<'_> {
     pub(super) fn transition(&self, s: &mut Scratch, a: &Fix, b: &Fix, straight: f64, prev: usize, cur: usize) -> bool {
         let g = self.graph;
         if self.keep_routes {
-            // The slots came in during the candidate search (see `run`):
-            // now the searches' entries, while the straight distance and
+            // The rows' (or slots') places came in during the candidate
+            // search (see `run`): now their entries, while the bound and
             // the live states are worked out.
             for st in &s.states[prev..cur] {
-                match self.table.as_deref() {
-                    Some(t) => t.prefetch(st.head, true),
-                    None => s.routes.prefetch(st.head, true),
-                }
+                self.prefetch_routes(&s.routes, st.head, true);
             }
         }
         let mut bound = 2.0 * straight + 2.0 * self.o.radius + self.o.u_turn_penalty;
@@ -188,6 +196,8 @@ impl Matcher<'_> {
             }
         }
         // Each live state's score and way in; the others cannot be reached.
+        // (Every state of a step comes in with no way in: `back` unset.)
+        debug_assert!(states[cur..].iter().all(|st| st.back == u32::MAX));
         for l in 0..n {
             let st = &mut states[cur + live.state[l] as usize];
             if live.back[l] != u64::MAX {
