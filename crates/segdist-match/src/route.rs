@@ -12,8 +12,8 @@
 //! with no build and no memory for places no trace visits; but the first
 //! trace through a place pays for its searches (a third of a lon/lat
 //! match's transition time at 5 s between fixes), and searched up front
-//! for every node, the short routes cost the bench's city a few
-//! milliseconds (PERFORMANCE-NOTES.md, "Map matching: the design's
+//! for every node, the short routes cost a 100,800-segment grid about
+//! 0.03 s on 2 cores (PERFORMANCE-NOTES.md, "Map matching: the design's
 //! measurements" and "a table of short routes").
 
 use std::cmp::Reverse;
