@@ -278,12 +278,22 @@ pub(crate) struct Topology {
 impl Topology {
     /// `(feature, part within feature, segment within part)` of a segment
     /// known by its flagged feature and its number within the feature.
-    #[inline]
+    // Inlined, its single-part case without a call: returned from a call
+    // through memory, written a field at a time and read back two at a
+    // time, the triple stalled its reader (a failed store forwarding, the
+    // hottest load of a `within` query's answers).
+    #[inline(always)]
     fn locate(&self, feature: u32, local: u32) -> (usize, usize, usize) {
         let f = (feature & !MULTI_PART) as usize;
         if feature & MULTI_PART == 0 {
             return (f, 0, local as usize);
         }
+        self.locate_in_parts(f, local)
+    }
+
+    /// [`locate`](Self::locate) for a feature of several parts.
+    #[inline(never)]
+    fn locate_in_parts(&self, f: usize, local: u32) -> (usize, usize, usize) {
         // Part q's first segment has global number part_start[q] − q.
         let (first, end) = (self.feature_start[f] as usize, self.feature_start[f + 1] as usize);
         let seg0 = |q: usize| self.part_start[q] as usize - q;
