@@ -185,6 +185,7 @@ struct State {
 /// straight distance every step, and a turn back (with its penalty) soon
 /// wins. (Measured on the bench's traces: jitter at no cost is worth 3
 /// points at 20 m and 1 s over counting every move back as no distance.)
+#[inline(always)]
 fn back_by_noise(d: f64, sigma: f64) -> f64 {
     if d >= 0.0 {
         d

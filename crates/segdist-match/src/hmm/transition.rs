@@ -24,9 +24,6 @@ pub(super) struct Live {
     /// The previous state it comes from (`u64::MAX`: none; as wide as a
     /// score, for the loop's vectors).
     pub(super) back: Vec<u64>,
-    /// The live states on one previous state's piece: (live state, best
-    /// score, previous state) as they were before it was tried.
-    pub(super) on_piece: Vec<(u32, f64, u64)>,
 }
 
 impl Live {
@@ -145,22 +142,31 @@ impl Matcher<'_> {
                     searched = true;
                 }
                 // Every live state by a route from the head, in one loop
-                // without a branch; but those on sj's own piece (one
-                // candidate a piece: at most its two arcs) are set aside
-                // first and tried on their own after: a move along the
-                // same arc (GPS noise moving it back a little), or a turn
-                // back.
-                let piece = sj.arc / 2;
-                let (arcs, pos) = (&live.arc[..n], &live.pos[..n]);
-                live.on_piece.clear();
-                for (l, &a) in arcs.iter().enumerate() {
-                    if a / 2 == piece {
-                        live.on_piece.push((l as u32, live.score[l], live.back[l]));
-                    }
-                }
-                let lanes = pos.iter().zip(&lengths[..n]).zip(&mut live.score[..n]).zip(&mut live.back[..n]);
-                for (((&p, &length), best), back) in lanes {
-                    let route = rest + length + p;
+                // without a branch. Those on sj's own piece (one candidate
+                // a piece: at most its two arcs) take their route by a rule
+                // of their own, selected by masks in the same loop: a move
+                // along the same arc (GPS noise moving it back a little,
+                // see `back_by_noise`), a turn back on the piece, or back
+                // along its own arc by more than noise, round by the road.
+                let (piece, arc, from_pos) = (sj.arc / 2, sj.arc, sj.pos);
+                let lanes = (live.arc[..n].iter().zip(&live.pos[..n]))
+                    .zip(&lengths[..n])
+                    .zip(&mut live.score[..n])
+                    .zip(&mut live.back[..n]);
+                for ((((&a, &p), &length), best), back) in lanes {
+                    let by_road = rest + length + p;
+                    let moved = back_by_noise(p - from_pos, sigma);
+                    let turned = (arc_len - p - from_pos).abs() + penalty;
+                    let same_arc = a == arc;
+                    let route = if a / 2 != piece {
+                        by_road
+                    } else if same_arc & (p >= from_pos - tolerance) {
+                        moved
+                    } else if !same_arc {
+                        turned
+                    } else {
+                        by_road
+                    };
                     let score = sj.score - (route - straight).abs() / beta;
                     // Selected by masks, not by a branch (which SSE2, with
                     // no blend, had made of a select: a test a lane; 3–7 %
@@ -170,28 +176,6 @@ impl Matcher<'_> {
                     let wins = u64::from((route <= bound) & (score > *best)).wrapping_neg();
                     *best = f64::from_bits(score.to_bits() & wins | best.to_bits() & !wins);
                     *back = from & wins | *back & !wins;
-                }
-                for &(l, best, back) in &live.on_piece {
-                    let l = l as usize;
-                    (live.score[l], live.back[l]) = (best, back);
-                    if sj.score <= best {
-                        continue;
-                    }
-                    let route = if arcs[l] == sj.arc && pos[l] >= sj.pos - tolerance {
-                        back_by_noise(pos[l] - sj.pos, sigma)
-                    } else if arcs[l] != sj.arc {
-                        // A turn back on the same piece.
-                        (arc_len - pos[l] - sj.pos).abs() + penalty
-                    } else {
-                        // Back along its own arc by more than noise: round
-                        // by the road.
-                        rest + lengths[l] + pos[l]
-                    };
-                    let score = sj.score - (route - straight).abs() / beta;
-                    if route <= bound && score > best {
-                        live.score[l] = score;
-                        live.back[l] = from;
-                    }
                 }
             }
         }
