@@ -375,6 +375,58 @@ impl GeoGrid {
     /// # Ok::<(), segdist_geo::GeoBuildError>(())
     /// ```
     pub fn k_nearest_within_of(&self, point: &GeoPoint, k: usize, out: &mut Vec<GeoHit>) {
+        self.search(point, k, None::<fn(usize, usize, usize) -> u32>, out);
+    }
+
+    /// [`k_nearest_within_of`](Self::k_nearest_within_of) less, where no
+    /// more than `k` segments can be within the radius, each segment
+    /// surely farther than one listed before it in the same group
+    /// (`group(feature, part, segment)`: say, the piece of road between
+    /// two junctions the segment lies on). Such a segment would come after that one, and with no
+    /// more than `k` in all it moves no other out: what is left is the
+    /// same list with those segments taken out, and what a caller keeping
+    /// the nearest of each group keeps is the same. Their geodesics are
+    /// not worked out (a map matcher wants one candidate a piece; a city
+    /// block's line of two segments then costs one geodesic in most
+    /// places, not two).
+    ///
+    /// ```
+    /// // One line of two segments, a group; another line, a second group.
+    /// let index = segdist_geo::GeoIndex::from_polylines(&[
+    ///     vec![[0.0, 0.0], [0.0005, 0.0], [0.001, 0.0]],
+    ///     vec![[0.0, 0.0002], [0.001, 0.0002]],
+    /// ])?;
+    /// let grid = index.grid(50.0).unwrap();
+    /// let p = segdist_geo::GeoPoint::new([0.0002, 0.00005]).unwrap();
+    /// let (mut all, mut grouped) = (Vec::new(), Vec::new());
+    /// grid.k_nearest_within_of(&p, 8, &mut all);
+    /// grid.k_nearest_within_of_grouped(&p, 8, |line, _, _| line as u32, &mut grouped);
+    /// assert_eq!(all.len(), 3);
+    /// // The first line's far segment is left out; the nearest of each line stay.
+    /// assert_eq!(grouped, [all[0], all[1]]);
+    /// # Ok::<(), segdist_geo::GeoBuildError>(())
+    /// ```
+    pub fn k_nearest_within_of_grouped(
+        &self,
+        point: &GeoPoint,
+        k: usize,
+        group: impl Fn(usize, usize, usize) -> u32,
+        out: &mut Vec<GeoHit>,
+    ) {
+        self.search(point, k, Some(group), out);
+    }
+
+    /// The search of both: with `group`, leaving out what
+    /// [`k_nearest_within_of_grouped`](Self::k_nearest_within_of_grouped)
+    /// does.
+    #[inline(always)]
+    fn search(
+        &self,
+        point: &GeoPoint,
+        k: usize,
+        group: Option<impl Fn(usize, usize, usize) -> u32>,
+        out: &mut Vec<GeoHit>,
+    ) {
         out.clear();
         if k == 0 {
             return;
@@ -412,18 +464,37 @@ impl GeoGrid {
                 }
             }
             keys.sort_unstable();
+            // With no more than `k` keys, nothing is ever pushed out.
+            let group = group.filter(|_| keys.len() <= k);
+            // The groups' measured segments: (group, distance).
+            let mut seen = [(0u32, 0.0f64); 16];
+            let mut n_seen = 0;
             for &key in keys.iter() {
                 let lo = f64::from_bits(key & !u64::from(u32::MAX));
                 if lo > cut {
                     break;
                 }
                 let ch = &self.chords[(key as u32) as usize];
+                let (feature, part, segment) = (ch.feature as usize, ch.part as usize, ch.segment as usize);
+                let id = group.as_ref().map(|group| group(feature, part, segment));
+                // Farther than its group's segment measured before (the
+                // reach, as the cut: beyond it, surely farther).
+                if let Some(id) = id
+                    && seen[..n_seen].iter().any(|&(other, d)| other == id && lo > self.reach(d))
+                {
+                    continue;
+                }
                 let x = [&ch.xa, &ch.xb, &q];
                 let Some(projection) = crate::ellipsoid::geodesic_from(ch.a, ch.b, p, Some(x)) else { continue };
+                if let Some(id) = id
+                    && n_seen < seen.len()
+                {
+                    seen[n_seen] = (id, projection.distance);
+                    n_seen += 1;
+                }
                 if projection.distance > self.radius {
                     continue;
                 }
-                let (feature, part, segment) = (ch.feature as usize, ch.part as usize, ch.segment as usize);
                 let g = GeoHit { feature, part, segment, projection };
                 if let Some(kth) = keep(out, g, k) {
                     cut = cut.min(self.reach(kth));

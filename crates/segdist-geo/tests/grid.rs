@@ -1,11 +1,12 @@
 //! GeoGrid against GeoIndex (itself tested against brute force): for its
 //! radius, the same k nearest segments, bit for bit, in dense streets,
 //! across the antimeridian, near a pole, with long roads (large sagitta),
-//! ties at a junction, and networks spread round the Earth.
+//! ties at a junction, and networks spread round the Earth; and its grouped
+//! search, which leaves out what a nearer segment of its group surely beats.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use segdist_geo::{GeoHit, GeoIndex};
+use segdist_geo::{GeoHit, GeoIndex, GeoPoint};
 
 mod common;
 
@@ -28,10 +29,12 @@ fn roads(r: &mut ChaCha8Rng, centre: [f64; 2], n: usize, spread: f64, step: f64)
 }
 
 /// Queries near the roads' vertices and anywhere around them.
-fn check(lines: &Lines, radii: &[f64], r: &mut ChaCha8Rng, queries: usize) -> usize {
+/// Returns how many hits were found, and how many of them a grouped search
+/// left out.
+fn check(lines: &Lines, radii: &[f64], r: &mut ChaCha8Rng, queries: usize) -> (usize, usize) {
     let index = GeoIndex::from_polylines(lines).unwrap();
     let segments: Vec<[[f64; 2]; 2]> = lines.iter().flat_map(|l| l.windows(2).map(|w| [w[0], w[1]])).collect();
-    let mut found = 0;
+    let (mut found, mut left_out) = (0, 0);
     for &radius in radii {
         let grid = index.grid(radius).expect("a grid");
         assert_eq!(grid.radius(), radius);
@@ -50,17 +53,55 @@ fn check(lines: &Lines, radii: &[f64], r: &mut ChaCha8Rng, queries: usize) -> us
                 grid.k_nearest_within(p, k, &mut hits);
                 assert_eq!(hits, index.k_nearest_within(p, k, radius), "k {k}, radius {radius} at {p:?}");
                 found += hits.len();
+                // Grouped (a line a group, or three lines a group): the same
+                // list less segments farther than one before them in their
+                // group, so the same nearest of each group in the same order.
+                for per in [1, 3] {
+                    let group = |line: usize, _: usize, _: usize| (line / per) as u32;
+                    let mut grouped = Vec::new();
+                    grid.k_nearest_within_of_grouped(&GeoPoint::new(p).unwrap(), k, group, &mut grouped);
+                    let first_of_each = |hits: &[GeoHit]| {
+                        let mut seen = Vec::new();
+                        hits.iter()
+                            .filter(|h| {
+                                let g = group(h.feature, h.part, h.segment);
+                                !seen.contains(&g) && {
+                                    seen.push(g);
+                                    true
+                                }
+                            })
+                            .copied()
+                            .collect::<Vec<_>>()
+                    };
+                    assert_eq!(first_of_each(&grouped), first_of_each(&hits), "k {k}, radius {radius} at {p:?}");
+                    let mut rest = hits.iter();
+                    for g in &grouped {
+                        assert!(rest.any(|h| h == g), "grouped hits are the list's, in its order");
+                    }
+                    for h in hits.iter().filter(|h| !grouped.contains(h)) {
+                        let g = group(h.feature, h.part, h.segment);
+                        assert!(
+                            grouped.iter().any(|o| group(o.feature, o.part, o.segment) == g
+                                && o.projection.distance < h.projection.distance),
+                            "only segments farther than their group's are left out"
+                        );
+                    }
+                    left_out += hits.len() - grouped.len();
+                }
             }
         }
     }
-    found
+    (found, left_out)
 }
 
 #[test]
 fn dense_streets_answer_as_the_index() {
     let mut r = ChaCha8Rng::seed_from_u64(1);
     let lines = roads(&mut r, [24.94, 60.17], 600, 0.02, 0.0008);
-    assert!(check(&lines, &[5.0, 30.0, 50.0, 200.0], &mut r, 1500) > 10_000);
+    let (found, left_out) = check(&lines, &[5.0, 30.0, 50.0, 200.0], &mut r, 1500);
+    assert!(found > 10_000, "{found}");
+    // The grouped search did leave segments out (and not most of them).
+    assert!(left_out > 1000 && left_out < 2 * found, "{left_out} of {found}");
 }
 
 #[test]

@@ -396,7 +396,14 @@ impl<'g> Matcher<'g> {
                 Some(Grid::Planar(grid)) => grid.candidates(g, fix.point, self.o.k, &mut s.ranked, &mut s.cands),
                 Some(Grid::Geographic(grid)) => {
                     match point(i) {
-                        Some(p) => grid.k_nearest_within_of(&p, 2 * self.o.k, &mut s.hits),
+                        // One candidate a piece: a segment surely farther
+                        // than its piece's nearest is not measured.
+                        Some(p) => grid.k_nearest_within_of_grouped(
+                            &p,
+                            2 * self.o.k,
+                            |line, part, segment| g.piece_of(line, part, segment),
+                            &mut s.hits,
+                        ),
                         None => s.hits.clear(),
                     }
                     g.push_geographic(&s.hits, self.o.k, &mut s.cands);
