@@ -382,13 +382,13 @@ impl GeoGrid {
     /// more than `k` segments can be within the radius, each segment
     /// surely farther than one listed before it in the same group
     /// (`group(feature, part, segment)`: say, the piece of road between
-    /// two junctions the segment lies on). Such a segment would come after that one, and with no
-    /// more than `k` in all it moves no other out: what is left is the
-    /// same list with those segments taken out, and what a caller keeping
-    /// the nearest of each group keeps is the same. Their geodesics are
-    /// not worked out (a map matcher wants one candidate a piece; a city
-    /// block's line of two segments then costs one geodesic in most
-    /// places, not two).
+    /// two junctions the segment lies on). Such a segment would come after
+    /// that one, and with no more than `k` in all it moves no other out:
+    /// what is left is the same list with those segments taken out, and
+    /// what a caller keeping the nearest of each group keeps is the same.
+    /// Their geodesics are not worked out (a map matcher wants one
+    /// candidate a piece; a city block's line of two segments then costs
+    /// one geodesic in most places, not two).
     ///
     /// ```
     /// // One line of two segments, a group; another line, a second group.
@@ -466,7 +466,8 @@ impl GeoGrid {
             keys.sort_unstable();
             // With no more than `k` keys, nothing is ever pushed out.
             let group = group.filter(|_| keys.len() <= k);
-            // The groups' measured segments: (group, distance).
+            // The groups' measured segments: (group, distance); past the
+            // first 16, nothing more is left out (a matcher's k is 16).
             let mut seen = [(0u32, 0.0f64); 16];
             let mut n_seen = 0;
             for &key in keys.iter() {

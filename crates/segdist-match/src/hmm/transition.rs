@@ -157,12 +157,9 @@ impl Matcher<'_> {
                     let by_road = rest + length + p;
                     let moved = back_by_noise(p - from_pos, sigma);
                     let turned = (arc_len - p - from_pos).abs() + penalty;
-                    let same_arc = a == arc;
-                    let route = if a / 2 != piece {
-                        by_road
-                    } else if same_arc & (p >= from_pos - tolerance) {
+                    let route = if (a == arc) & (p >= from_pos - tolerance) {
                         moved
-                    } else if !same_arc {
+                    } else if (a / 2 == piece) & (a != arc) {
                         turned
                     } else {
                         by_road
