@@ -4,7 +4,10 @@
 
 use rayon::prelude::*;
 
-use crate::index::{sift_points_group, Chosen, Found, Group, Index, Pick, Resolver, Scratch, NO_SLOT, SIFT_POINTS};
+use crate::index::{
+    sift_points_group, Chosen, Form, Found, Group, Index, Pick, Resolver, Scratch, AVX2, AVX512, NO_SLOT, PORTABLE,
+    SIFT_POINTS,
+};
 use crate::mem::{big_vec, give_back, take, take_of, Stream};
 
 /// Options of the batch queries ([`Index::nearest_many`],
@@ -465,7 +468,7 @@ impl<const D: usize> Index<D> {
         // The walk and the gather test eight boxes at a time: with AVX-512,
         // each test is a few instructions.
         #[inline(always)]
-        fn walk<const D: usize, const AVX512: bool>(
+        fn walk<const D: usize, const V: Form>(
             index: &Index<D>,
             lo: &[f64; D],
             hi: &[f64; D],
@@ -474,8 +477,7 @@ impl<const D: usize> Index<D> {
             cands: &mut Group<D>,
             scratch: &mut Scratch,
         ) -> bool {
-            index.group_leaves::<AVX512>(lo, hi, leaves, caps.0, scratch)
-                && index.gather::<AVX512>(lo, hi, leaves, caps.1, cands)
+            index.group_leaves::<V>(lo, hi, leaves, caps.0, scratch) && index.gather::<V>(lo, hi, leaves, caps.1, cands)
         }
         #[cfg(target_arch = "x86_64")]
         {
@@ -489,14 +491,30 @@ impl<const D: usize> Index<D> {
                 cands: &mut Group<D>,
                 scratch: &mut Scratch,
             ) -> bool {
-                walk::<D, true>(index, lo, hi, caps, leaves, cands, scratch)
+                walk::<D, AVX512>(index, lo, hi, caps, leaves, cands, scratch)
+            }
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2<const D: usize>(
+                index: &Index<D>,
+                lo: &[f64; D],
+                hi: &[f64; D],
+                caps: (usize, usize),
+                leaves: &mut Vec<u32>,
+                cands: &mut Group<D>,
+                scratch: &mut Scratch,
+            ) -> bool {
+                walk::<D, AVX2>(index, lo, hi, caps, leaves, cands, scratch)
             }
             if std::is_x86_feature_detected!("avx512f") {
                 // SAFETY: the CPU has AVX-512F, checked just above.
                 return unsafe { avx512(self, &lo, &hi, caps, leaves, cands, scratch) };
             }
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2, checked just above.
+                return unsafe { avx2(self, &lo, &hi, caps, leaves, cands, scratch) };
+            }
         }
-        walk::<D, false>(self, &lo, &hi, caps, leaves, cands, scratch)
+        walk::<D, PORTABLE>(self, &lo, &hi, caps, leaves, cands, scratch)
     }
 
     /// Input positions sorted by the curve key of their point, the curve

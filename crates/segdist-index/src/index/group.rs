@@ -367,50 +367,36 @@ pub(super) fn tally(mask: u32, i: usize, many: bool, first: usize) -> (bool, usi
 /// [`Group::sift`] for the CPU: by hand with AVX-512 (half the
 /// instructions of what LLVM makes of the portable loops; the fused
 /// multiply-adds only remove roundings, so the scan's error bound holds),
-/// else the portable code.
+/// else with AVX2 and FMA (`avx2.rs`, the same bits), else the portable
+/// code.
 pub(super) fn sift_group<const D: usize>(g: &mut Group<D>, p: &[f64; D], limit: f64) -> (f64, bool, usize) {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU has AVX-512F, checked just above.
-        return unsafe { sift_avx512(g, p, limit) };
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F, checked just above.
+            return unsafe { sift_avx512(g, p, limit) };
+        }
+        if has_avx2_fma() {
+            // SAFETY: the CPU has AVX2 and FMA, checked just above.
+            return unsafe { sift_avx2(g, p, limit) };
+        }
     }
     g.sift(p, limit)
 }
 
-/// [`Group::farthest`] compiled for AVX2 where the CPU has it (with
-/// AVX-512, [`Index::reach_of`] does without the group).
-pub(super) fn farthest_group<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> f64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2<const D: usize>(g: &Group<D>, points: &[[f64; D]]) -> f64 {
-            g.farthest(points)
-        }
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, checked just above.
-            return unsafe { avx2(g, points) };
-        }
-    }
-    g.farthest(points)
-}
-
-/// [`Group::scan`] for the CPU: by hand with AVX-512, else compiled for
-/// AVX2 where the CPU has it (chosen at run time; the default build
-/// targets SSE2 only).
+/// [`Group::scan`] for the CPU: by hand with AVX-512, else with AVX2 and
+/// FMA (chosen at run time; the default build targets SSE2 only), else
+/// the portable loops.
 pub(super) fn scan_group<const D: usize>(g: &mut Group<D>, p: &[f64; D]) -> f64 {
     #[cfg(target_arch = "x86_64")]
     {
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2<const D: usize>(g: &mut Group<D>, p: &[f64; D]) -> f64 {
-            g.scan(p)
-        }
         if std::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F, checked just above.
             return unsafe { scan_avx512(g, p) };
         }
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, checked just above.
-            return unsafe { avx2(g, p) };
+        if has_avx2_fma() {
+            // SAFETY: the CPU has AVX2 and FMA, checked just above.
+            return unsafe { scan_avx2(g, p) };
         }
     }
     g.scan(p)
@@ -443,7 +429,7 @@ impl<const D: usize> Index<D> {
     /// columns); `false` if there are more than `cap` or their magnitudes
     /// are beyond the fast kernel's trusted range.
     #[inline(always)]
-    pub(crate) fn gather<const AVX512: bool>(
+    pub(crate) fn gather<const V: Form>(
         &self,
         lo: &[f64; D],
         hi: &[f64; D],
@@ -464,7 +450,7 @@ impl<const D: usize> Index<D> {
             // eight lanes at once, branch-free (most fail, unpredictably);
             // not the padding lanes past the last segment.
             let real = if self.segs.len() - base >= B { u32::MAX } else { (1 << (self.segs.len() - base)) - 1 };
-            let mask = leaf.meets::<AVX512>(lo, hi, true) & real;
+            let mask = leaf.meets::<V>(lo, hi, true) & real;
             if mask != 0 {
                 count += mask.count_ones() as usize;
                 if count > cap {
@@ -532,6 +518,12 @@ impl<const D: usize> Index<D> {
                 m = fmax(m, ms);
                 break 'far far;
             }
+            if has_avx2_fma() {
+                // SAFETY: the CPU has AVX2 and FMA, checked just above.
+                let (far, ms) = unsafe { farthest_avx2(self, slots, points) };
+                m = fmax(m, ms);
+                break 'far far;
+            }
             g.picked.clear();
             g.chunks.clear();
             g.slot.clear();
@@ -544,7 +536,7 @@ impl<const D: usize> Index<D> {
             }
             g.count = g.slot.len();
             g.m = m;
-            farthest_group(g, points)
+            g.farthest(points)
         };
         if slots.is_empty() || m >= FAST_RANGE {
             return f64::INFINITY;
@@ -624,7 +616,7 @@ impl<const D: usize> Index<D> {
     /// Every leaf whose box meets the box `[lo, hi]`, into `out`; `false`
     /// (and `out` incomplete) if there are more than `cap`.
     #[inline(always)]
-    pub(crate) fn group_leaves<const AVX512: bool>(
+    pub(crate) fn group_leaves<const V: Form>(
         &self,
         lo: &[f64; D],
         hi: &[f64; D],
@@ -651,7 +643,7 @@ impl<const D: usize> Index<D> {
             }
             let block = &self.levels[l as usize - 1].blocks[j as usize];
             let base = j as usize * B;
-            let mut mask = block.meets::<AVX512>(lo, hi, false);
+            let mut mask = block.meets::<V>(lo, hi, false);
             while mask != 0 {
                 let c = mask.trailing_zeros() as usize;
                 mask &= mask - 1;

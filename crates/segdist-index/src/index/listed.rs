@@ -35,17 +35,13 @@ impl<const D: usize> Group<D> {
 pub(super) fn scan_below_group<const D: usize>(g: &mut Group<D>, p: &[f64; D], thr: f64) {
     #[cfg(target_arch = "x86_64")]
     {
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2<const D: usize>(g: &mut Group<D>, p: &[f64; D], thr: f64) {
-            g.scan_below(p, thr);
-        }
         if std::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F, checked just above.
             return unsafe { scan_below_avx512(g, p, thr) };
         }
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, checked just above.
-            return unsafe { avx2(g, p, thr) };
+        if has_avx2_fma() {
+            // SAFETY: the CPU has AVX2 and FMA, checked just above.
+            return unsafe { scan_below_avx2(g, p, thr) };
         }
     }
     g.scan_below(p, thr);
@@ -285,17 +281,13 @@ pub(super) fn kth_of(v: &[f64], k: usize, least: &mut Vec<f64>) -> f64 {
     w[..v.len()].copy_from_slice(v);
     #[cfg(target_arch = "x86_64")]
     {
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2(v: &[f64; KTH_BY_COUNT], n: usize, k: usize) -> f64 {
-            kth_count(v, n, k)
-        }
         if std::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F, checked just above.
             return unsafe { super::simd::kth_avx512(&w, v.len(), k) };
         }
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, checked just above.
-            return unsafe { avx2(&w, v.len(), k) };
+        if super::avx2::has_avx2_fma() {
+            // SAFETY: the CPU has AVX2 and POPCNT, checked just above.
+            return unsafe { super::avx2::kth_avx2(&w, v.len(), k) };
         }
     }
     kth_count(&w, v.len(), k)

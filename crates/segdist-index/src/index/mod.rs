@@ -27,6 +27,8 @@ use segdist::{Projection, Segment};
 use crate::hilbert::Curve;
 
 mod answer;
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 mod group;
 mod lanes;
 mod listed;
@@ -37,8 +39,21 @@ mod single;
 mod tests;
 
 pub use answer::Hit;
+#[cfg(target_arch = "x86_64")]
+use avx2::*;
 use listed::*;
 pub(crate) use {answer::*, group::*, scratch::*, simd::*, single::*};
+
+/// Which form a loop over eight lanes takes, as a const parameter (see
+/// [`Block::meets`]): the portable loops, or AVX2 or AVX-512 intrinsics,
+/// which the caller must be compiled for.
+pub(crate) type Form = u8;
+/// The portable loops, for whatever the build targets.
+pub(crate) const PORTABLE: Form = 0;
+/// AVX2 intrinsics.
+pub(crate) const AVX2: Form = 1;
+/// AVX-512F intrinsics.
+pub(crate) const AVX512: Form = 2;
 
 /// Segments per leaf and children per node. Eight `f64` lanes fill one
 /// AVX-512 register or two AVX2 ones.
@@ -179,15 +194,21 @@ pub(crate) struct Block<const D: usize> {
 impl<const D: usize> Block<D> {
     /// Which of the eight lanes meet the box `[qlo, qhi]` (a bit each): as
     /// boxes (`lo`, `hi` corners), or (`segments`) as the boxes of the
-    /// segments from `lo` to `hi`. `AVX512`: with AVX-512 intrinsics, which
-    /// the caller must be compiled for (LLVM made two lanes at a time and
-    /// scalar compares of the portable loops).
+    /// segments from `lo` to `hi`. `V` ([`Form`]): with AVX-512 or AVX2
+    /// intrinsics, which the caller must be compiled for (LLVM made two
+    /// lanes at a time and scalar compares of the portable loops), or the
+    /// portable loops; the same mask in every form.
     #[inline(always)]
-    pub(crate) fn meets<const AVX512: bool>(&self, qlo: &[f64; D], qhi: &[f64; D], segments: bool) -> u32 {
+    pub(crate) fn meets<const V: Form>(&self, qlo: &[f64; D], qhi: &[f64; D], segments: bool) -> u32 {
         #[cfg(target_arch = "x86_64")]
-        if AVX512 {
+        if V == AVX512 {
             // SAFETY: the caller runs this only where the CPU has AVX-512F.
             return unsafe { self.meets_avx512(qlo, qhi, segments) };
+        }
+        #[cfg(target_arch = "x86_64")]
+        if V == AVX2 {
+            // SAFETY: the caller runs this only where the CPU has AVX2.
+            return unsafe { self.meets_avx2(qlo, qhi, segments) };
         }
         let mut mask = 0u32;
         for c in 0..B {
@@ -226,6 +247,40 @@ impl<const D: usize> Block<D> {
                 & _mm512_cmp_pd_mask::<_CMP_GE_OQ>(y, _mm512_set1_pd(qlo[k]));
         }
         u32::from(mask)
+    }
+
+    /// [`meets`](Self::meets) with AVX2: two halves of four lanes.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn meets_avx2(&self, qlo: &[f64; D], qhi: &[f64; D], segments: bool) -> u32 {
+        use std::arch::x86_64::*;
+        let mut mask = 0u32;
+        for h in 0..2 {
+            let mut m = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+            for k in 0..D {
+                // SAFETY: each column holds B = 8 numbers, of which lanes
+                // `4h..4h + 4` are read.
+                let (mut x, mut y) = unsafe {
+                    (_mm256_loadu_pd(self.lo[k].as_ptr().add(4 * h)), _mm256_loadu_pd(self.hi[k].as_ptr().add(4 * h)))
+                };
+                if segments {
+                    // (`min_pd(x, y)` is `if x < y { x } else { y }`, as
+                    // `fmin`; likewise `max_pd`.)
+                    (x, y) = (_mm256_min_pd(x, y), _mm256_max_pd(x, y));
+                }
+                let inside = _mm256_and_pd(
+                    _mm256_cmp_pd::<_CMP_LE_OQ>(x, _mm256_set1_pd(qhi[k])),
+                    _mm256_cmp_pd::<_CMP_GE_OQ>(y, _mm256_set1_pd(qlo[k])),
+                );
+                m = _mm256_and_pd(m, inside);
+            }
+            mask |= (_mm256_movemask_pd(m) as u32) << (4 * h);
+        }
+        mask
     }
 
     /// Empty boxes (`lo = +inf`, `hi = -inf`) that no query can enter.

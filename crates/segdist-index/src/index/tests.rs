@@ -9,9 +9,9 @@ use rand::{Rng, SeedableRng};
 fn both_forms_of_the_box_test_agree() {
     let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(22);
     #[cfg(target_arch = "x86_64")]
-    let avx512 = std::is_x86_feature_detected!("avx512f");
+    let (avx512, avx2) = (std::is_x86_feature_detected!("avx512f"), std::is_x86_feature_detected!("avx2"));
     #[cfg(not(target_arch = "x86_64"))]
-    let avx512 = false;
+    let (avx512, avx2) = (false, false);
     let mut hits = 0;
     for round in 0..2000 {
         let mut b = Block::<3>::EMPTY;
@@ -35,9 +35,12 @@ fn both_forms_of_the_box_test_agree() {
                     })
                 })
                 .fold(0u32, |m, c| m | 1 << c);
-            assert_eq!(b.meets::<false>(&q, &qhi, segments), want, "round {round}");
+            assert_eq!(b.meets::<PORTABLE>(&q, &qhi, segments), want, "round {round}");
             if avx512 {
-                assert_eq!(b.meets::<true>(&q, &qhi, segments), want, "round {round}");
+                assert_eq!(b.meets::<AVX512>(&q, &qhi, segments), want, "round {round}");
+            }
+            if avx2 {
+                assert_eq!(b.meets::<AVX2>(&q, &qhi, segments), want, "round {round}");
             }
             hits += want.count_ones();
         }
@@ -77,95 +80,119 @@ fn the_cut_without_a_square_root_admits_all_the_bound_does() {
     }
 }
 
-/// The group sift with a point a lane (AVX-512), reading the
-/// candidates from the leaves, tells every point what the
-/// point-by-point sift on the columns `fill` makes tells it, bit for bit, and
-/// the reach's farthest point is the point-by-point one: on groups of 0
-/// to 16 points (some not finite) against 1 to 40 candidates with
-/// repeats (exact ties), zero lengths, and limits that cut some points
-/// off.
+/// A sift of the whole group at once, a point a lane.
+#[cfg(target_arch = "x86_64")]
+type SiftPoints = unsafe fn(&Index<2>, &Group<2>, &[[f64; 2]], f64) -> Sifted;
+/// The reach's farthest point, a point a lane.
+#[cfg(target_arch = "x86_64")]
+type Farthest = unsafe fn(&Index<2>, &[u32], &[[f64; 2]]) -> (f64, f64);
+/// A point's scan of a group's columns.
+#[cfg(target_arch = "x86_64")]
+type Scan = unsafe fn(&mut Group<2>, &[f64; 2]) -> f64;
+
+/// The group sift with a point a lane (AVX-512, and AVX2 with FMA: each
+/// where the CPU has it), reading the candidates from the leaves, tells
+/// every point what the point-by-point sift on the columns `fill` makes
+/// tells it, bit for bit, and the reach's farthest point is the
+/// point-by-point one, by the same form's scan: on groups of 0 to 16
+/// points (some not finite) against 1 to 40 candidates with repeats
+/// (exact ties), zero lengths, and limits that cut some points off. (The
+/// point-by-point sift is the CPU's own, AVX-512 where it has it: the two
+/// vector forms' squared distances are the same bits.)
 #[test]
-fn both_forms_of_the_points_sift_agree() {
+fn every_form_of_the_points_sift_agrees_with_the_point_by_point_sift() {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx512f") {
-        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(23);
-        let (mut ones, mut manys, mut nones, mut fars) = (0, 0, 0, 0);
-        for round in 0..2000 {
-            let n = 1 + round % 40;
-            let mut segs: Vec<[[f64; 2]; 2]> = Vec::new();
-            for i in 0..n {
-                let s = if i > 0 && r.gen_bool(0.1) {
-                    segs[r.gen_range(0..i)]
-                } else {
-                    let a = [r.r#gen::<f64>(), r.r#gen::<f64>()];
-                    let len = [0.0, 1e-3, 0.05, 0.5][i % 4];
-                    [a, [a[0] + len * r.r#gen::<f64>(), a[1] - len * r.r#gen::<f64>()]]
-                };
-                segs.push(s);
-            }
-            let index = Index::<2>::from_segments(&segs).expect("finite");
-            // Every segment a candidate: a box around them all.
-            let leaves: Vec<u32> = (0..index.leaves.len() as u32).collect();
-            let mut picked = Group::<2>::default();
-            assert!(index.gather::<true>(&[-1.0, -1.0], &[2.0, 2.0], &leaves, 64, &mut picked));
-            assert_eq!((picked.count, picked.filled), (n, false));
-            // The portable gather picks the same, of the same magnitude.
-            let mut filled = Group::<2>::default();
-            assert!(index.gather::<false>(&[-1.0, -1.0], &[2.0, 2.0], &leaves, 64, &mut filled));
-            assert_eq!((&filled.picked, filled.m.to_bits()), (&picked.picked, picked.m.to_bits()));
-            index.fill(&mut filled);
-            assert_eq!(filled.slot.len(), n);
-            let len = round % (SIFT_POINTS + 1);
-            let points: Vec<[f64; 2]> = (0..len)
-                .map(|i| match (round + i) % 23 {
-                    0 => [f64::NAN, 0.5],
-                    1 => [0.5, f64::INFINITY],
-                    // On a segment's end: a distance of zero, maybe tied.
-                    2 => segs[i % n][0],
-                    _ => [r.r#gen::<f64>(), r.r#gen::<f64>()],
-                })
-                .collect();
-            let limit = [f64::INFINITY, 0.05, 0.0][round % 3];
-            // One round in two with a guessed reach: the points whose
-            // least d² is above its `trust2` are told to search alone.
-            filled.trust2 = f64::INFINITY;
-            if round % 2 == 1 {
-                filled.reach = r.gen_range(0.0..0.3);
-                filled.trust_within();
-            }
-            picked.trust2 = filled.trust2;
-            let want = filled.sift_points(&points, limit);
-            // SAFETY (both): the CPU has AVX-512F, checked above.
-            let got = unsafe { sift_points_avx512(&index, &picked, &points, limit) };
-            assert_eq!((got.one, got.many, got.far), (want.one, want.many, want.far), "round {round}");
-            assert_eq!(got.far2.to_bits(), want.far2.to_bits(), "round {round}");
-            for (i, p) in points.iter().enumerate().filter(|(_, p)| p.iter().all(|c| c.is_finite())) {
-                // SAFETY: as above.
-                let least = unsafe { scan_avx512(&mut filled, p) };
-                assert_eq!(want.far >> i & 1 != 0, least > filled.trust2, "round {round}, point {i}");
-                fars += want.far >> i & 1;
-            }
-            for i in (0..len).filter(|i| want.one >> i & 1 != 0) {
-                assert_eq!(got.slot[i], want.slot[i], "round {round}, point {i}");
-            }
-            ones += want.one.count_ones();
-            manys += want.many.count_ones();
-            nones += len as u32 - (want.one | want.many).count_ones();
-            // The farthest point by point, through the same arithmetic
-            // (fused: the portable form's differs in the last bits).
-            let far = points
-                .iter()
-                .filter(|p| p.iter().all(|c| c.is_finite()))
-                // SAFETY: as above.
-                .fold(0.0, |far, p| fmax(far, unsafe { scan_avx512(&mut filled, p) }));
-            // SAFETY: as above.
-            let (got, m) = unsafe { farthest_avx512(&index, &filled.slot, &points) };
-            assert_eq!(got.to_bits(), far.to_bits(), "round {round}");
-            let want = segs.iter().flatten().flatten().fold(0.0, |m: f64, c| m.max(c.abs()));
-            assert_eq!(m, want, "round {round}");
+    {
+        let mut forms: Vec<(&str, SiftPoints, Farthest, Scan)> = Vec::new();
+        if std::is_x86_feature_detected!("avx512f") {
+            forms.push(("AVX-512", sift_points_avx512::<2>, farthest_avx512::<2>, scan_avx512::<2>));
         }
-        assert!(ones > 1000 && manys > 100 && nones > 1000 && fars > 1000, "{ones} {manys} {nones} {fars}");
+        if has_avx2_fma() {
+            forms.push(("AVX2", sift_points_avx2::<2>, farthest_avx2::<2>, scan_avx2::<2>));
+        }
+        for (form, sift_points, farthest, scan) in forms {
+            points_sift_agrees(form, sift_points, farthest, scan);
+        }
     }
+}
+
+/// [`every_form_of_the_points_sift_agrees_with_the_point_by_point_sift`]
+/// for one form, which the CPU must have.
+#[cfg(target_arch = "x86_64")]
+fn points_sift_agrees(form: &str, sift_points: SiftPoints, farthest: Farthest, scan: Scan) {
+    let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(23);
+    let (mut ones, mut manys, mut nones, mut fars) = (0, 0, 0, 0);
+    for round in 0..2000 {
+        let n = 1 + round % 40;
+        let mut segs: Vec<[[f64; 2]; 2]> = Vec::new();
+        for i in 0..n {
+            let s = if i > 0 && r.gen_bool(0.1) {
+                segs[r.gen_range(0..i)]
+            } else {
+                let a = [r.r#gen::<f64>(), r.r#gen::<f64>()];
+                let len = [0.0, 1e-3, 0.05, 0.5][i % 4];
+                [a, [a[0] + len * r.r#gen::<f64>(), a[1] - len * r.r#gen::<f64>()]]
+            };
+            segs.push(s);
+        }
+        let index = Index::<2>::from_segments(&segs).expect("finite");
+        // Every segment a candidate: a box around them all.
+        let leaves: Vec<u32> = (0..index.leaves.len() as u32).collect();
+        let mut picked = Group::<2>::default();
+        assert!(index.gather::<PORTABLE>(&[-1.0, -1.0], &[2.0, 2.0], &leaves, 64, &mut picked));
+        assert_eq!((picked.count, picked.filled), (n, false));
+        let mut filled = Group::<2>::default();
+        assert!(index.gather::<PORTABLE>(&[-1.0, -1.0], &[2.0, 2.0], &leaves, 64, &mut filled));
+        index.fill(&mut filled);
+        assert_eq!(filled.slot.len(), n);
+        let len = round % (SIFT_POINTS + 1);
+        let points: Vec<[f64; 2]> = (0..len)
+            .map(|i| match (round + i) % 23 {
+                0 => [f64::NAN, 0.5],
+                1 => [0.5, f64::INFINITY],
+                // On a segment's end: a distance of zero, maybe tied.
+                2 => segs[i % n][0],
+                _ => [r.r#gen::<f64>(), r.r#gen::<f64>()],
+            })
+            .collect();
+        let limit = [f64::INFINITY, 0.05, 0.0][round % 3];
+        // One round in two with a guessed reach: the points whose
+        // least d² is above its `trust2` are told to search alone.
+        filled.trust2 = f64::INFINITY;
+        if round % 2 == 1 {
+            filled.reach = r.gen_range(0.0..0.3);
+            filled.trust_within();
+        }
+        picked.trust2 = filled.trust2;
+        let want = filled.sift_points(&points, limit);
+        // SAFETY (all the calls of the form's kernels below): the CPU has
+        // the form (the caller's contract).
+        let got = unsafe { sift_points(&index, &picked, &points, limit) };
+        assert_eq!((got.one, got.many, got.far), (want.one, want.many, want.far), "{form}, round {round}");
+        assert_eq!(got.far2.to_bits(), want.far2.to_bits(), "{form}, round {round}");
+        for (i, p) in points.iter().enumerate().filter(|(_, p)| p.iter().all(|c| c.is_finite())) {
+            let least = unsafe { scan(&mut filled, p) };
+            assert_eq!(want.far >> i & 1 != 0, least > filled.trust2, "{form}, round {round}, point {i}");
+            fars += want.far >> i & 1;
+        }
+        for i in (0..len).filter(|i| want.one >> i & 1 != 0) {
+            assert_eq!(got.slot[i], want.slot[i], "{form}, round {round}, point {i}");
+        }
+        ones += want.one.count_ones();
+        manys += want.many.count_ones();
+        nones += len as u32 - (want.one | want.many).count_ones();
+        // The farthest point by point, through the same arithmetic
+        // (fused: the portable form's differs in the last bits).
+        let far = points
+            .iter()
+            .filter(|p| p.iter().all(|c| c.is_finite()))
+            .fold(0.0, |far, p| fmax(far, unsafe { scan(&mut filled, p) }));
+        let (got, m) = unsafe { farthest(&index, &filled.slot, &points) };
+        assert_eq!(got.to_bits(), far.to_bits(), "{form}, round {round}");
+        let want = segs.iter().flatten().flatten().fold(0.0, |m: f64, c| m.max(c.abs()));
+        assert_eq!(m, want, "{form}, round {round}");
+    }
+    assert!(ones > 1000 && manys > 100 && nones > 1000 && fars > 1000, "{form}: {ones} {manys} {nones} {fars}");
 }
 
 /// A guessed reach's `trust2` (`Group::trust_within`) keeps its promise: a
@@ -210,7 +237,7 @@ fn a_guessed_reach_trusts_only_distances_within_it() {
     // No candidate at all within the guess: every finite point alone.
     let index = Index::<2>::from_segments(&[[[0.0, 0.0], [1.0, 0.0]]]).expect("finite");
     let mut g = Group::<2>::default();
-    assert!(index.gather::<false>(&[5.0, 5.0], &[6.0, 6.0], &[0], 64, &mut g));
+    assert!(index.gather::<PORTABLE>(&[5.0, 5.0], &[6.0, 6.0], &[0], 64, &mut g));
     assert_eq!(g.count, 0);
     g.reach = 0.5;
     assert!(g.trust_within());
@@ -225,9 +252,9 @@ fn a_guessed_reach_trusts_only_distances_within_it() {
 
 type Sift = fn(&mut Group<2>, &[f64; 2], f64) -> (f64, bool, usize);
 
-/// Both forms of the group sift (the portable loops and, where the CPU
-/// has it, AVX-512) keep the nearest segment: alone when it is the only
-/// lane that passes, among those that pass otherwise.
+/// Every form of the group sift (the portable loops and, where the CPU
+/// has them, AVX-512 and AVX2) keeps the nearest segment: alone when it is
+/// the only lane that passes, among those that pass otherwise.
 #[test]
 fn every_form_of_the_group_sift_keeps_the_nearest_segment() {
     let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(21);
@@ -252,7 +279,7 @@ fn every_form_of_the_group_sift_keeps_the_nearest_segment() {
         let d: Vec<f64> = segs.iter().map(|s| s.closest_point(p).distance).collect();
         let nearest = (0..n).fold(0, |b, i| if d[i] < d[b] { i } else { b });
         // The portable scan as the default build compiles it, the
-        // dispatched one, and AVX-512 by hand.
+        // dispatched one, and AVX-512 and AVX2 by hand.
         let portable: Sift = |g, p, limit| {
             let best = g.scan(p);
             g.sift_scanned(best, limit)
@@ -262,6 +289,11 @@ fn every_form_of_the_group_sift_keeps_the_nearest_segment() {
         if std::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F, checked just above.
             forms.push(|g, p, limit| unsafe { sift_avx512(g, p, limit) });
+        }
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2_fma() {
+            // SAFETY: the CPU has AVX2 and FMA, checked just above.
+            forms.push(|g, p, limit| unsafe { sift_avx2(g, p, limit) });
         }
         for sift in forms {
             let (cut2, many, first) = sift(&mut g, &p, f64::INFINITY);
@@ -412,14 +444,14 @@ fn tighten_keeps_the_k_least_upper_bounds_in_both_forms() {
 }
 
 /// `kth_of` finds the k-th smallest in every form: the count for whatever
-/// the build targets, with AVX-512 where the CPU has it, and the sorted
+/// the build targets, with AVX-512 and AVX2 where the CPU has them, and the sorted
 /// list past `KTH_BY_COUNT` values; against a sort, with many equal values
 /// and infinities, for every k.
 #[test]
 fn kth_of_finds_the_kth_smallest_in_every_form() {
     let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(31);
     #[cfg(target_arch = "x86_64")]
-    let avx512 = std::is_x86_feature_detected!("avx512f");
+    let (avx512, avx2) = (std::is_x86_feature_detected!("avx512f"), has_avx2_fma());
     let mut least = Vec::new();
     for round in 0..3000 {
         let n = 1 + round % 45;
@@ -444,6 +476,11 @@ fn kth_of_finds_the_kth_smallest_in_every_form() {
                     // SAFETY: the CPU has AVX-512F, checked above.
                     assert_eq!(unsafe { kth_avx512(&w, n, k) }.to_bits(), want, "{v:?} k {k}");
                 }
+                #[cfg(target_arch = "x86_64")]
+                if avx2 {
+                    // SAFETY: the CPU has AVX2, checked above.
+                    assert_eq!(unsafe { kth_avx2(&w, n, k) }.to_bits(), want, "{v:?} k {k}");
+                }
             }
         }
     }
@@ -451,13 +488,13 @@ fn kth_of_finds_the_kth_smallest_in_every_form() {
 
 /// The scan that lists the lanes at most a threshold lists exactly those,
 /// in order, and never a padding lane (at +inf, even under a threshold of
-/// +inf), in both forms, each against its own squared distances.
+/// +inf), in every form, each against its own squared distances.
 #[test]
 fn the_listing_scan_lists_exactly_the_lanes_at_most_its_threshold() {
     let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(32);
     #[cfg(target_arch = "x86_64")]
-    let avx512 = std::is_x86_feature_detected!("avx512f");
-    let mut listed = 0;
+    let (avx512, avx2) = (std::is_x86_feature_detected!("avx512f"), has_avx2_fma());
+    let (mut listed, mut listed_avx2) = (0, 0);
     for round in 0..500 {
         let n = 1 + round % 37;
         let segs: Vec<[[f64; 2]; 2]> = (0..n)
@@ -469,7 +506,7 @@ fn the_listing_scan_lists_exactly_the_lanes_at_most_its_threshold() {
         let index = Index::<2>::from_segments(&segs).expect("finite");
         let leaves: Vec<u32> = (0..index.leaves.len() as u32).collect();
         let mut g = Group::<2>::default();
-        assert!(index.gather::<false>(&[-1.0, -1.0], &[2.0, 2.0], &leaves, 64, &mut g));
+        assert!(index.gather::<PORTABLE>(&[-1.0, -1.0], &[2.0, 2.0], &leaves, 64, &mut g));
         index.fill(&mut g);
         let p = [r.r#gen::<f64>(), r.r#gen::<f64>()];
         let thr = [f64::INFINITY, 0.0, f64::NAN, r.gen_range(0.0..0.5)][round % 4];
@@ -488,8 +525,17 @@ fn the_listing_scan_lists_exactly_the_lanes_at_most_its_threshold() {
             unsafe { scan_below_avx512(&mut g, &p, thr) };
             check(&g, "AVX-512");
         }
+        #[cfg(target_arch = "x86_64")]
+        if avx2 {
+            // SAFETY: the CPU has AVX2 and FMA, checked above.
+            unsafe { scan_below_avx2(&mut g, &p, thr) };
+            check(&g, "AVX2");
+            listed_avx2 += g.below.len();
+        }
     }
     assert!(listed > 2000, "{listed}");
+    #[cfg(target_arch = "x86_64")]
+    assert!(!avx2 || listed_avx2 > 2000, "{listed_avx2}");
 }
 
 /// k-nearest and radius batches whose points keep more than `KTH_BY_COUNT`
