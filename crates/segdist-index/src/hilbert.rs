@@ -49,10 +49,10 @@ impl<const D: usize> Curve<D> {
 
     /// The radix sort's keys of `points`, into `out` (as long): each
     /// point's [`key_prefix`](Self::key_prefix) in the high 32 bits, its
-    /// position `first + i` in the low. In 2D with AVX-512, eight points at
-    /// a time (the same keys: the cells by the same two roundings, the curve
-    /// through the same table; a batch's scalar keys cost ~140 instructions a
-    /// point more).
+    /// position `first + i` in the low. In 2D with AVX-512 or AVX2, eight
+    /// points at a time (the same keys: the cells by the same two
+    /// roundings, the curve through the same table; a batch's scalar keys
+    /// cost ~140 instructions a point more).
     pub(crate) fn sort_keys(&self, points: &[[f64; D]], bits: u32, first: usize, out: &mut [u64]) {
         #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut done = 0;
@@ -60,6 +60,9 @@ impl<const D: usize> Curve<D> {
         if D == 2 && std::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F, checked just above; D is 2.
             done = unsafe { self.sort_keys_avx512(points.as_flattened(), bits, first, out) };
+        } else if D == 2 && std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above; D is 2.
+            done = unsafe { self.sort_keys_avx2(points.as_flattened(), bits, first, out) };
         }
         for (i, (p, o)) in points.iter().zip(out.iter_mut()).enumerate().skip(done) {
             *o = (self.key_prefix(p, bits) << 32) | (first + i) as u64;
@@ -118,6 +121,69 @@ impl<const D: usize> Curve<D> {
                 let key = _mm512_slli_epi64::<32>(_mm512_cvtepu32_epi64(_mm256_srl_epi32(d, drop)));
                 let pos = _mm512_add_epi64(_mm512_set1_epi64((first + at) as i64), lanes);
                 _mm512_storeu_si512(out.as_mut_ptr().add(at).cast(), _mm512_or_si512(key, pos));
+            }
+        }
+        n
+    }
+
+    /// [`sort_keys_avx512`](Self::sort_keys_avx512) with AVX2: the same
+    /// steps, the eight points' `x` and `y` each converted four at a time.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, and `D` must be 2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn sort_keys_avx2(&self, xy: &[f64], bits: u32, first: usize, out: &mut [u64]) -> usize {
+        use std::arch::x86_64::*;
+        let n = (xy.len() / 2).min(out.len()) / 8 * 8;
+        let levels = bits.div_ceil(2);
+        let steps = levels.div_ceil(4);
+        // What `hilbert2_top` and `key_prefix` shift off, together.
+        let drop = _mm_cvtsi32_si128((8 * steps).saturating_sub(bits) as i32);
+        let (lo, scale) = (self.lo, self.scale);
+        let (lx, ly) = (_mm256_set1_pd(lo[0]), _mm256_set1_pd(lo[1 % D]));
+        let (sx, sy) = (_mm256_set1_pd(scale[0]), _mm256_set1_pd(scale[1 % D]));
+        let (zero, top) = (_mm256_setzero_pd(), _mm256_set1_pd(f64::from((1u32 << BITS_2D) - 1)));
+        let lanes = _mm256_setr_epi64x(0, 1, 2, 3);
+        let fifteen = _mm256_set1_epi32(15);
+        let byte = _mm256_set1_epi32(0xff);
+        // Cell of a coordinate as `cells` has it: the max first (NaN gives
+        // its second operand, 0), the min, then an exact truncation (below
+        // 2^16: the signed conversion is the unsigned one).
+        let cell = |v: __m256d, l: __m256d, s: __m256d| {
+            _mm256_cvttpd_epi32(_mm256_min_pd(_mm256_max_pd(_mm256_mul_pd(_mm256_sub_pd(v, l), s), zero), top))
+        };
+        for at in (0..n).step_by(8) {
+            // SAFETY: points at..at + 8 lie within `xy` (16 numbers from
+            // 2·at) and their keys within `out`: at + 8 <= n.
+            unsafe {
+                let q: [__m256d; 4] = std::array::from_fn(|i| _mm256_loadu_pd(xy.as_ptr().add(2 * at + 4 * i)));
+                // `unpacklo` of two rows of two points gives lanes 0, 2, 1,
+                // 3 of their `x`: put back in order.
+                let order = |v: __m256d| _mm256_permute4x64_pd::<0b11_01_10_00>(v);
+                let (x0, x1) = (order(_mm256_unpacklo_pd(q[0], q[1])), order(_mm256_unpacklo_pd(q[2], q[3])));
+                let (y0, y1) = (order(_mm256_unpackhi_pd(q[0], q[1])), order(_mm256_unpackhi_pd(q[2], q[3])));
+                let x = _mm256_set_m128i(cell(x1, lx, sx), cell(x0, lx, sx));
+                let y = _mm256_set_m128i(cell(y1, ly, sy), cell(y0, ly, sy));
+                let (mut d, mut state) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+                for s in 1..=steps {
+                    let shift = _mm_cvtsi32_si128((BITS_2D - 4 * s) as i32);
+                    let xs = _mm256_and_si256(_mm256_srl_epi32(x, shift), fifteen);
+                    let ys = _mm256_and_si256(_mm256_srl_epi32(y, shift), fifteen);
+                    let entry =
+                        _mm256_or_si256(_mm256_slli_epi32::<8>(state), _mm256_or_si256(_mm256_slli_epi32::<4>(xs), ys));
+                    // Entries are below 1024: within the table.
+                    let e = _mm256_i32gather_epi32::<4>(HILBERT4_32.as_ptr().cast::<i32>(), entry);
+                    d = _mm256_or_si256(_mm256_slli_epi32::<8>(d), _mm256_and_si256(e, byte));
+                    state = _mm256_srli_epi32::<8>(e);
+                }
+                let d = _mm256_srl_epi32(d, drop);
+                let halves = [_mm256_castsi256_si128(d), _mm256_extracti128_si256::<1>(d)];
+                for (h, half) in halves.into_iter().enumerate() {
+                    let key = _mm256_slli_epi64::<32>(_mm256_cvtepu32_epi64(half));
+                    let pos = _mm256_add_epi64(_mm256_set1_epi64x((first + at + 4 * h) as i64), lanes);
+                    _mm256_storeu_si256(out.as_mut_ptr().add(at + 4 * h).cast(), _mm256_or_si256(key, pos));
+                }
             }
         }
         n
@@ -325,7 +391,8 @@ mod tests {
     #[test]
     fn sort_keys_are_the_scalar_keys_in_every_lane() {
         // Inside and outside the box, on cell edges, NaN and infinities;
-        // lengths that leave a tail; the AVX-512 form where the CPU has it.
+        // lengths that leave a tail; the AVX-512 and AVX2 forms where the
+        // CPU has them.
         let c = Curve::<2>::new([-1.5, 2.0], [3.0, 2.5]);
         let mut v = 0x2545_f491u32;
         let mut pts: Vec<[f64; 2]> = (0..997)
@@ -348,6 +415,16 @@ mod tests {
                 c.sort_keys(&pts[..len], bits, 1000, &mut got);
                 for (i, (p, g)) in pts.iter().zip(&got).enumerate() {
                     assert_eq!(*g, (c.key_prefix(p, bits) << 32) | (1000 + i) as u64, "{p:?}, {bits} bits");
+                }
+                // (On a CPU with AVX-512, `sort_keys` took that form: the
+                // AVX2 one too.)
+                #[cfg(target_arch = "x86_64")]
+                if std::is_x86_feature_detected!("avx2") {
+                    let mut avx2 = vec![0u64; len];
+                    // SAFETY: the CPU has AVX2, checked just above; D is 2.
+                    let done = unsafe { c.sort_keys_avx2(pts[..len].as_flattened(), bits, 1000, &mut avx2) };
+                    assert_eq!(done, len / 8 * 8);
+                    assert_eq!(avx2[..done], got[..done], "{bits} bits, {len} points");
                 }
             }
         }
