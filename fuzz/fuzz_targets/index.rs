@@ -1,8 +1,9 @@
 //! The index against brute force: nearest, nearest within a radius, k
 //! nearest (2, 3, 5), within a radius, and their batch forms (a `Vec` a
-//! point, and flat `HitLists`) on one and two threads, every answer the same
-//! feature, part, segment and bits as a scan of all segments with ties to
-//! the lowest id.
+//! point, and flat `HitLists`) on one and two threads and in every form of
+//! the batch kernels the CPU has (`QueryOptions::isa`: AVX-512, AVX2, the
+//! portable loops), every answer the same feature, part, segment and bits as
+//! a scan of all segments with ties to the lowest id.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -14,6 +14,10 @@
 //! cargo run --release -p segdist-bench -- snap-data DIR [POINTS] [SEGMENTS]   # for scripts/snap_e2e.sh
 //! ```
 //!
+//! `SEGDIST_BENCH_INDEX_ISA=avx2` (or `avx512`, `sse2`, `scalar`) runs the
+//! index batches of `nearest`, `nearest-scale` and `single` in that form of
+//! their kernels (`QueryOptions::isa`), to time each form on one CPU.
+//!
 //! Every result is one JSON object per line on stdout (`workload`, `impl`,
 //! `n`, `threads`, `ns_per_query`, and for accuracy workloads `max_ulps` and
 //! `median_ulps`); a Markdown summary with ratios goes to stderr. Timings are

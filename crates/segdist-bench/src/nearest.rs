@@ -173,8 +173,9 @@ fn nearest_workload(name: &str, segs: &[Seg], pts: &[[f64; 2]], (reps, turn): (u
     assert_eq!(ours_ok, sample.len(), "segdist-index disagrees with brute force");
     eprintln!("{name}: segdist-index agrees with brute force on {ours_ok}/{}, rstar on {rstar_ok}", sample.len());
 
-    let one = QueryOptions { threads: 1, ..Default::default() };
-    let all = QueryOptions { threads: cores, ..Default::default() };
+    let isa = crate::report::index_isa();
+    let one = QueryOptions { threads: 1, isa, ..Default::default() };
+    let all = QueryOptions { threads: cores, isa, ..Default::default() };
     let bf_n = if n >= 100_000 { 40 } else { 10 };
     // The batch answers into a buffer of the caller's, used again call
     // after call, as a stream of points in chunks is answered (the CLI);
@@ -233,8 +234,9 @@ fn knn_and_radius(segs: &[Seg], pts: &[[f64; 2]], radius: f64, (reps, turn): (us
     let tree = rstar_tree(segs);
     let r2 = radius * radius;
     let cores = rayon::current_num_threads();
-    let one = QueryOptions { threads: 1, ..Default::default() };
-    let all = QueryOptions { threads: cores, ..Default::default() };
+    let isa = crate::report::index_isa();
+    let one = QueryOptions { threads: 1, isa, ..Default::default() };
+    let all = QueryOptions { threads: cores, isa, ..Default::default() };
     // One buffer of lists for the flat forms, kept from call to call.
     let lists = std::cell::RefCell::new(HitLists::new());
     let times = interleaved_sustained(
@@ -325,7 +327,7 @@ fn locate_workload(vertices: usize, n: usize, (reps, turn): (usize, f64), out: &
     let pts = fixes_near(std::slice::from_ref(&line), n, 42);
     let b = build_ms(reps, || Polyline::new(&line).expect("finite"));
     let route = Polyline::new(&line).expect("finite");
-    let one = QueryOptions { threads: 1, ..Default::default() };
+    let one = QueryOptions { threads: 1, isa: crate::report::index_isa(), ..Default::default() };
     let scan_n = 20;
     // The scan: nearest segment by brute force, then the length up to it.
     let scan = |p: [f64; 2]| {
@@ -444,7 +446,7 @@ pub fn run_scale(quick: bool) {
     let index = Index2::from_segments(&segs).expect("finite");
     let build_ms = t.elapsed().as_secs_f64() * 1e3;
     drop(segs);
-    let opts = QueryOptions::default();
+    let opts = QueryOptions { isa: crate::report::index_isa(), ..QueryOptions::default() };
     let mut r = ChaCha8Rng::seed_from_u64(12);
     let mut pts = vec![[0.0; 2]; batch];
     let mut found = 0usize;

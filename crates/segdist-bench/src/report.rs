@@ -95,3 +95,22 @@ pub fn markdown(records: &[Record], baseline: &str) {
         }
     }
 }
+
+/// The index batches' instruction set for `nearest`, `nearest-scale` and
+/// `single`: `SEGDIST_BENCH_INDEX_ISA` (`avx512`, `avx2`, `sse2`, `scalar`;
+/// unset: `auto`), so that one CPU can time each form of the batch kernels
+/// (an AVX-512 machine its AVX2 form, say). Named on stderr when set.
+pub fn index_isa() -> segdist_index::Isa {
+    use segdist_index::Isa;
+    let Ok(name) = std::env::var("SEGDIST_BENCH_INDEX_ISA") else { return Isa::Auto };
+    let isa = match name.to_ascii_lowercase().as_str() {
+        "avx512" => Isa::Avx512,
+        "avx2" => Isa::Avx2,
+        "sse2" => Isa::Sse2,
+        "scalar" => Isa::Scalar,
+        _ => Isa::Auto,
+    };
+    let note = if isa.is_available() { "" } else { " (not on this CPU: the best it has)" };
+    eprintln!("index batches: {isa:?}{note}");
+    isa
+}

@@ -67,7 +67,7 @@ pub fn run(quick: bool) {
         let (segs, pts) = data(m, n, 27);
         let nb = if quick { 200_000 } else { 1_000_000 };
         let bpts = points(m, nb, 28);
-        let one = QueryOptions { threads: 1, ..QueryOptions::default() };
+        let one = QueryOptions { threads: 1, isa: crate::report::index_isa(), ..QueryOptions::default() };
         let mut answers = Vec::new();
         let index = Index2::from_segments(&segs).expect("finite");
         let tree: RTree<RItem> = RTree::bulk_load(

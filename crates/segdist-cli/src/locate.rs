@@ -126,7 +126,7 @@ fn locate<const D: usize>(
         routes.push((f, Polyline::new(&v)?));
     }
     out.write_all(head.as_bytes())?;
-    let opts = QueryOptions { max_distance, threads: 0 };
+    let opts = QueryOptions { max_distance, ..QueryOptions::default() };
     let mut buf = ryu::Buffer::new();
     while !chunk.is_empty() {
         if D == 3 {

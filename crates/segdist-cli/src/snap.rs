@@ -251,7 +251,7 @@ impl<const D: usize> Snapper<D> {
     /// [`query`](Self::query) into `hits`, reusing its buffer from one
     /// chunk of points to the next.
     pub fn query_into(&self, pts: &[[f64; D]], k: usize, max_distance: f64, hits: &mut Hits<D>) {
-        let opts = QueryOptions { max_distance, threads: 0 };
+        let opts = QueryOptions { max_distance, ..QueryOptions::default() };
         match hits {
             Hits::One(h) if k == 1 => self.index.nearest_many_into(pts, &opts, h),
             _ if k == 1 => *hits = Hits::One(self.index.nearest_many(pts, &opts)),

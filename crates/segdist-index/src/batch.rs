@@ -5,10 +5,13 @@
 use rayon::prelude::*;
 
 use crate::index::{
-    sift_points_group, Chosen, Form, Found, Group, Index, Pick, Resolver, Scratch, AVX2, AVX512, NO_SLOT, PORTABLE,
+    form_of, sift_points_group, Chosen, Form, Found, Group, Index, Pick, Resolver, Scratch, NO_SLOT, PORTABLE,
     SIFT_POINTS,
 };
+#[cfg(target_arch = "x86_64")]
+use crate::index::{AVX2, AVX512};
 use crate::mem::{big_vec, give_back, take, take_of, Stream};
+pub use segdist::batch::Isa;
 
 /// Options of the batch queries ([`Index::nearest_many`],
 /// [`Polyline::locate_many`](crate::Polyline::locate_many)).
@@ -16,6 +19,7 @@ use crate::mem::{big_vec, give_back, take, take_of, Stream};
 /// ```
 /// let opts = segdist_index::QueryOptions { max_distance: 50.0, ..Default::default() };
 /// assert_eq!(opts.threads, 0); // all cores
+/// assert_eq!(opts.isa, segdist_index::Isa::Auto); // the best the CPU has
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QueryOptions {
@@ -25,11 +29,31 @@ pub struct QueryOptions {
     /// Worker threads: `0` (the default) for rayon's global pool (all cores),
     /// `1` for the calling thread only. Results never depend on it.
     pub threads: usize,
+    /// The instruction set of the batch search's kernels and of its
+    /// accurate evaluations ([`segdist::batch::Isa`]): `Auto` (the default)
+    /// for the best the CPU has; `Avx512` and `Avx2` for those kernels
+    /// (the search's by hand, the evaluations' as `segdist::batch` runs
+    /// them); `Sse2`, `Scalar` or `Neon` for the portable search loops,
+    /// the evaluations in that instruction set. For tests and benchmarks:
+    /// results never depend on it. One the CPU lacks answers as `Auto`.
+    ///
+    /// ```
+    /// use segdist_index::{Index, Isa, QueryOptions};
+    ///
+    /// let index = Index::<2>::from_segments(&[[[0.0, 0.0], [10.0, 0.0]], [[0.0, 4.0], [10.0, 4.0]]])?;
+    /// let points: Vec<[f64; 2]> = (0..1000).map(|i| [0.01 * i as f64, 0.003 * i as f64]).collect();
+    /// let best = index.nearest_many(&points, &QueryOptions::default());
+    /// for isa in [Isa::Scalar, Isa::Sse2, Isa::Avx2, Isa::Avx512] {
+    ///     assert_eq!(index.nearest_many(&points, &QueryOptions { isa, ..Default::default() }), best);
+    /// }
+    /// # Ok::<(), segdist_index::BuildError>(())
+    /// ```
+    pub isa: Isa,
 }
 
 impl Default for QueryOptions {
     fn default() -> Self {
-        QueryOptions { max_distance: f64::INFINITY, threads: 0 }
+        QueryOptions { max_distance: f64::INFINITY, threads: 0, isa: Isa::Auto }
     }
 }
 
@@ -206,7 +230,7 @@ impl<const D: usize> Index<D> {
     ) {
         let n = points.len();
         let limit = opts.max_distance;
-        let (in_order, ups_in_order) = self.chosen_slots(points, limit, runner_up, par);
+        let (in_order, ups_in_order) = self.chosen_slots(points, limit, runner_up, opts.isa, par);
         let chosen = Chosen { index: self, points, slots: &in_order, runner_up: &ups_in_order, limit, map };
         // (Room for n more was made by the caller.)
         let before = found.len();
@@ -215,14 +239,14 @@ impl<const D: usize> Index<D> {
             spare.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
                 let (start, len) = (c * CHUNK, out.len());
                 let mut out = Stream::new(out, stream);
-                Resolver::default().resolve(&chosen, start..start + len, |x| out.push(x));
+                Resolver::for_isa(opts.isa).resolve(&chosen, start..start + len, |x| out.push(x));
                 // (An answer for every position: the resolver makes one a
                 // point.)
                 assert_eq!(out.finish(), len, "an answer for every point");
             });
         } else {
             let mut out = Stream::new(&mut found.spare_capacity_mut()[..n], stream);
-            Resolver::default().resolve(&chosen, 0..n, |x| out.push(x));
+            Resolver::for_isa(opts.isa).resolve(&chosen, 0..n, |x| out.push(x));
             assert_eq!(out.finish(), n, "an answer for every point");
         }
         // SAFETY: the first n of the spare room were written whole just
@@ -235,15 +259,18 @@ impl<const D: usize> Index<D> {
     /// The search of [`nearest_sorted`](Self::nearest_sorted): each
     /// point's segment (its slot, or [`NO_SLOT`]) and, with `runner_up`,
     /// its runner-up bound (else empty), in input order; not yet checked
-    /// against `limit` by the accurate kernel (a [`Resolver`] does).
+    /// against `limit` by the accurate kernel (a [`Resolver`] does). The
+    /// kernels in `isa` (see [`QueryOptions::isa`]).
     pub(crate) fn chosen_slots(
         &self,
         points: &[[f64; D]],
         limit: f64,
         runner_up: bool,
+        isa: Isa,
         par: bool,
     ) -> (Vec<u32>, Vec<f64>) {
-        let (order, sorted) = self.in_curve_order(points, par);
+        let form = form_of(isa);
+        let (order, sorted) = self.in_curve_order(points, form, par);
         let n = sorted.len();
         // The search keeps each point's segment (and runner-up bound), in a
         // buffer that stays in cache; those go back into input order, and
@@ -251,14 +278,14 @@ impl<const D: usize> Index<D> {
         // curve order, then copied into input order, cost 140 against 110
         // ns a query: 1M points, one thread.)
         let run = |chunk: &[[f64; D]], slots: &mut [u32], ups: &mut [f64]| {
-            let mut scratch = Scratch::default();
+            let mut scratch = Scratch::for_isa(isa);
             let mut leaves = Vec::with_capacity(NEAREST_CAPS.0);
-            let mut cands = Group::default();
+            let mut cands = Group::with_form(form);
             let mut next = 0;
             let mut hint: Option<u32> = None;
             // The last group's answers, and the segments among them.
             let mut answers: Vec<u32> = Vec::with_capacity(GROUP);
-            let mut near = Group::default();
+            let mut near = Group::with_form(form);
             // Groups shrink while they fail (queries sparse next to the
             // segments: too many candidates) and grow back while they work.
             // Until a first answer, one point at a time (a search down the
@@ -406,9 +433,9 @@ impl<const D: usize> Index<D> {
 
     /// The points in curve order, gathered in one pass (loads that do not
     /// wait on each other, where the searches would take each one's cache
-    /// miss in turn), and the order itself.
-    pub(crate) fn in_curve_order(&self, points: &[[f64; D]], par: bool) -> (Vec<u32>, Vec<[f64; D]>) {
-        let order = self.curve_order(points, par);
+    /// miss in turn), and the order itself; the keys in `form`.
+    pub(crate) fn in_curve_order(&self, points: &[[f64; D]], form: Form, par: bool) -> (Vec<u32>, Vec<[f64; D]>) {
+        let order = self.curve_order(points, form, par);
         let gather = |&i: &u32| points[i as usize];
         let mut sorted = take(order.len());
         if par {
@@ -505,11 +532,11 @@ impl<const D: usize> Index<D> {
             ) -> bool {
                 walk::<D, AVX2>(index, lo, hi, caps, leaves, cands, scratch)
             }
-            if std::is_x86_feature_detected!("avx512f") {
+            if cands.form == AVX512 && std::is_x86_feature_detected!("avx512f") {
                 // SAFETY: the CPU has AVX-512F, checked just above.
                 return unsafe { avx512(self, &lo, &hi, caps, leaves, cands, scratch) };
             }
-            if std::is_x86_feature_detected!("avx2") {
+            if cands.form >= AVX2 && std::is_x86_feature_detected!("avx2") {
                 // SAFETY: the CPU has AVX2, checked just above.
                 return unsafe { avx2(self, &lo, &hi, caps, leaves, cands, scratch) };
             }
@@ -519,7 +546,7 @@ impl<const D: usize> Index<D> {
 
     /// Input positions sorted by the curve key of their point, the curve
     /// cut to about one cell per point: a stable radix sort on that key.
-    fn curve_order(&self, points: &[[f64; D]], par: bool) -> Vec<u32> {
+    fn curve_order(&self, points: &[[f64; D]], form: Form, par: bool) -> Vec<u32> {
         let curve = self.curve();
         // Bits of the full key kept: about log2(n), at most 32 (a cell or
         // so a point; with two bits more, four cells a point, a batch took
@@ -532,10 +559,10 @@ impl<const D: usize> Index<D> {
         if par {
             const PIECE: usize = 1 << 14;
             keyed.par_chunks_mut(PIECE).zip(points.par_chunks(PIECE)).enumerate().for_each(|(c, (out, pts))| {
-                curve.sort_keys(pts, bits, c * PIECE, out);
+                curve.sort_keys(pts, bits, c * PIECE, out, form);
             });
         } else {
-            curve.sort_keys(points, bits, 0, &mut keyed);
+            curve.sort_keys(points, bits, 0, &mut keyed, form);
         }
         radix_sort_high(&mut keyed, bits, par);
         let mut order = take(keyed.len());

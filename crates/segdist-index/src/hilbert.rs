@@ -6,6 +6,10 @@
 //! crates that offer it (`hilbert_2d`, `fast_hilbert`) would be a dependency
 //! for one function.
 
+use crate::index::Form;
+#[cfg(target_arch = "x86_64")]
+use crate::index::{AVX2, AVX512};
+
 /// Bits per axis of the 2D Hilbert key.
 const BITS_2D: u32 = 16;
 /// Bits per axis of the 3D Morton key.
@@ -49,18 +53,21 @@ impl<const D: usize> Curve<D> {
 
     /// The radix sort's keys of `points`, into `out` (as long): each
     /// point's [`key_prefix`](Self::key_prefix) in the high 32 bits, its
-    /// position `first + i` in the low. In 2D with AVX-512 or AVX2, eight
-    /// points at a time (the same keys: the cells by the same two
+    /// position `first + i` in the low. In 2D with AVX-512 or AVX2 (as
+    /// `form` allows and the CPU has), eight points at a time (the same
+    /// keys: the cells by the same two
     /// roundings, the curve through the same table; a batch's scalar keys
     /// cost ~140 instructions a point more).
-    pub(crate) fn sort_keys(&self, points: &[[f64; D]], bits: u32, first: usize, out: &mut [u64]) {
+    pub(crate) fn sort_keys(&self, points: &[[f64; D]], bits: u32, first: usize, out: &mut [u64], form: Form) {
         #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut done = 0;
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = form;
         #[cfg(target_arch = "x86_64")]
-        if D == 2 && std::is_x86_feature_detected!("avx512f") {
+        if D == 2 && form == AVX512 && std::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F, checked just above; D is 2.
             done = unsafe { self.sort_keys_avx512(points.as_flattened(), bits, first, out) };
-        } else if D == 2 && std::is_x86_feature_detected!("avx2") {
+        } else if D == 2 && form >= AVX2 && std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2, checked just above; D is 2.
             done = unsafe { self.sort_keys_avx2(points.as_flattened(), bits, first, out) };
         }
@@ -409,22 +416,16 @@ mod tests {
             pts[3 * i + 1] = [0.5, a];
             pts[3 * i + 2] = [a, odd[(i + 3) % odd.len()]];
         }
-        for bits in [4, 9, 21, 22, 32] {
-            for len in [0, 7, 8, 9, 64, 997] {
-                let mut got = vec![0u64; len];
-                c.sort_keys(&pts[..len], bits, 1000, &mut got);
-                for (i, (p, g)) in pts.iter().zip(&got).enumerate() {
-                    assert_eq!(*g, (c.key_prefix(p, bits) << 32) | (1000 + i) as u64, "{p:?}, {bits} bits");
-                }
-                // (On a CPU with AVX-512, `sort_keys` took that form: the
-                // AVX2 one too.)
-                #[cfg(target_arch = "x86_64")]
-                if std::is_x86_feature_detected!("avx2") {
-                    let mut avx2 = vec![0u64; len];
-                    // SAFETY: the CPU has AVX2, checked just above; D is 2.
-                    let done = unsafe { c.sort_keys_avx2(pts[..len].as_flattened(), bits, 1000, &mut avx2) };
-                    assert_eq!(done, len / 8 * 8);
-                    assert_eq!(avx2[..done], got[..done], "{bits} bits, {len} points");
+        // (Each form the CPU lacks is the portable one.)
+        for form in [crate::index::PORTABLE, crate::index::AVX2, crate::index::AVX512] {
+            for bits in [4, 9, 21, 22, 32] {
+                for len in [0, 7, 8, 9, 64, 997] {
+                    let mut got = vec![0u64; len];
+                    c.sort_keys(&pts[..len], bits, 1000, &mut got, form);
+                    for (i, (p, g)) in pts.iter().zip(&got).enumerate() {
+                        let want = (c.key_prefix(p, bits) << 32) | (1000 + i) as u64;
+                        assert_eq!(*g, want, "{p:?}, {bits} bits, form {form}");
+                    }
                 }
             }
         }

@@ -62,7 +62,7 @@ pub mod mem;
 mod polyline;
 mod sink;
 
-pub use batch::QueryOptions;
+pub use batch::{Isa, QueryOptions};
 pub use build::{BuildError, IndexBuilder};
 pub use index::{Hit, Index, Index2, Index3};
 pub use lists::HitLists;

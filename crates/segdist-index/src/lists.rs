@@ -10,9 +10,9 @@
 use rayon::prelude::*;
 
 use crate::batch::{bounding_box, inverse, with_threads, CHUNK, GROUP, GUESS, GUESS_FLOOR, LIST_CAPS};
-use crate::index::{Found, Group, Index, Scratch, Want};
+use crate::index::{form_of, Found, Group, Index, Scratch, Want};
 use crate::mem::{big_vec_of, give_back, take, take_of};
-use crate::{Hit, QueryOptions};
+use crate::{Hit, Isa, QueryOptions};
 
 /// The answers of a batch of k-nearest or radius queries, flat: point `i`'s
 /// list is `hits()[offsets()[i]..offsets()[i + 1]]`, nearest first (ties by
@@ -185,7 +185,7 @@ impl<const D: usize> Index<D> {
         if k == 0 {
             return vec![Vec::new(); points.len()];
         }
-        self.search_many(points, Want::Nearest(k), opts.max_distance, opts.threads)
+        self.search_many(points, Want::Nearest(k), opts.max_distance, opts)
     }
 
     /// Every segment within `radius` of every point (each list nearest
@@ -208,7 +208,7 @@ impl<const D: usize> Index<D> {
     #[must_use]
     pub fn within_many(&self, points: &[[f64; D]], radius: f64, opts: &QueryOptions) -> Vec<Vec<Hit<D>>> {
         let limit = if radius.is_nan() { radius } else { radius.min(opts.max_distance) };
-        self.search_many(points, Want::All, limit, opts.threads)
+        self.search_many(points, Want::All, limit, opts)
     }
 
     /// [`k_nearest_many`](Self::k_nearest_many) into `out`: cleared, then
@@ -239,7 +239,7 @@ impl<const D: usize> Index<D> {
             out.offsets.resize(points.len() + 1, 0);
             return;
         }
-        self.search_flat(points, Want::Nearest(k), opts.max_distance, opts.threads, out);
+        self.search_flat(points, Want::Nearest(k), opts.max_distance, opts, out);
     }
 
     /// [`within_many`](Self::within_many) into `out`: cleared, then every
@@ -259,27 +259,28 @@ impl<const D: usize> Index<D> {
     pub fn within_many_into(&self, points: &[[f64; D]], radius: f64, opts: &QueryOptions, out: &mut HitLists<D>) {
         out.clear();
         let limit = if radius.is_nan() { radius } else { radius.min(opts.max_distance) };
-        self.search_flat(points, Want::All, limit, opts.threads, out);
+        self.search_flat(points, Want::All, limit, opts, out);
     }
 
-    /// The coherent k-nearest or radius search, in input order.
-    fn search_many(&self, points: &[[f64; D]], want: Want, limit: f64, threads: usize) -> Vec<Vec<Hit<D>>> {
+    /// The coherent k-nearest or radius search, in input order (`opts`:
+    /// its threads and instruction set; the limit is `limit`).
+    fn search_many(&self, points: &[[f64; D]], want: Want, limit: f64, opts: &QueryOptions) -> Vec<Vec<Hit<D>>> {
         if points.len() > MAX {
-            return points.chunks(MAX).flat_map(|part| self.search_many(part, want, limit, threads)).collect();
+            return points.chunks(MAX).flat_map(|part| self.search_many(part, want, limit, opts)).collect();
         }
         if points.is_empty() {
             return Vec::new();
         }
-        with_threads(threads, |par| self.search_sorted(points, want, limit, par))
+        with_threads(opts.threads, |par| self.search_sorted(points, want, limit, opts.isa, par))
     }
 
     /// [`search_many`](Self::search_many) on the current rayon pool (`par`)
     /// or the calling thread.
-    fn search_sorted(&self, points: &[[f64; D]], want: Want, limit: f64, par: bool) -> Vec<Vec<Hit<D>>> {
-        let (order, sorted) = self.in_curve_order(points, par);
+    fn search_sorted(&self, points: &[[f64; D]], want: Want, limit: f64, isa: Isa, par: bool) -> Vec<Vec<Hit<D>>> {
+        let (order, sorted) = self.in_curve_order(points, form_of(isa), par);
         let run = |(chunk, out): (&[[f64; D]], &mut [Vec<Hit<D>>])| {
             let mut next = 0;
-            self.search_run(chunk, want, limit, |found| {
+            self.search_run(chunk, want, limit, isa, |found| {
                 out[next] = found.iter().map(|f| self.hit(f)).collect();
                 next += 1;
             });
@@ -301,16 +302,16 @@ impl<const D: usize> Index<D> {
     }
 
     /// The coherent k-nearest or radius search, appended to `out` in input
-    /// order.
-    fn search_flat(&self, points: &[[f64; D]], want: Want, limit: f64, threads: usize, out: &mut HitLists<D>) {
+    /// order (`opts` as in [`search_many`](Self::search_many)).
+    fn search_flat(&self, points: &[[f64; D]], want: Want, limit: f64, opts: &QueryOptions, out: &mut HitLists<D>) {
         if points.len() > MAX {
             for part in points.chunks(MAX) {
-                self.search_flat(part, want, limit, threads, out);
+                self.search_flat(part, want, limit, opts, out);
             }
             return;
         }
         if !points.is_empty() {
-            with_threads(threads, |par| self.search_sorted_flat(points, want, limit, par, out));
+            with_threads(opts.threads, |par| self.search_sorted_flat(points, want, limit, opts.isa, par, out));
         }
     }
 
@@ -319,14 +320,22 @@ impl<const D: usize> Index<D> {
     /// order into its own flat buffer, with a count a point; then the lists
     /// are copied into `out` in input order, each from where its point's
     /// run put it.
-    fn search_sorted_flat(&self, points: &[[f64; D]], want: Want, limit: f64, par: bool, out: &mut HitLists<D>) {
-        let (order, sorted) = self.in_curve_order(points, par);
+    fn search_sorted_flat(
+        &self,
+        points: &[[f64; D]],
+        want: Want,
+        limit: f64,
+        isa: Isa,
+        par: bool,
+        out: &mut HitLists<D>,
+    ) {
+        let (order, sorted) = self.in_curve_order(points, form_of(isa), par);
         let n = sorted.len();
         let mut counts: Vec<u32> = take_of(0, n);
         let run = |((run, counts), hits): (RunOf<'_, D>, &mut Vec<Hit<D>>)| {
             hits.clear();
             let mut next = 0;
-            self.search_run(run, want, limit, |found| {
+            self.search_run(run, want, limit, isa, |found| {
                 counts[next] = found.len() as u32;
                 next += 1;
                 hits.extend(found.iter().map(|f| self.hit(f)));
@@ -376,14 +385,14 @@ impl<const D: usize> Index<D> {
 
     /// Searches `points` (in curve order) one after the other, groups of
     /// neighbours sharing a walk, and hands each point's answers to `emit`
-    /// in turn.
-    fn search_run(&self, points: &[[f64; D]], want: Want, limit: f64, mut emit: impl FnMut(&[Found<D>])) {
-        let mut scratch = Scratch::default();
+    /// in turn; the kernels in `isa` (see [`QueryOptions::isa`]).
+    fn search_run(&self, points: &[[f64; D]], want: Want, limit: f64, isa: Isa, mut emit: impl FnMut(&[Found<D>])) {
+        let mut scratch = Scratch::for_isa(isa);
         // (For the points of a group searched alone: `scratch` holds the
         // group's evaluations until its last point is answered.)
-        let mut lone = Scratch::default();
+        let mut lone = Scratch::for_isa(isa);
         let mut leaves = Vec::with_capacity(LIST_CAPS.0);
-        let mut cands = Group::default();
+        let mut cands = Group::with_form(form_of(isa));
         // The previous point's answers: the k nearest bound the next
         // group's search.
         let mut prev: Vec<u32> = Vec::new();

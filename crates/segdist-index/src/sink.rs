@@ -98,10 +98,10 @@ impl<const D: usize> Index<D> {
         }
         let limit = opts.max_distance;
         with_threads(opts.threads, |par| {
-            let (slots, runner_up) = self.chosen_slots(points, limit, false, par);
+            let (slots, runner_up) = self.chosen_slots(points, limit, false, opts.isa, par);
             let map = |f| self.hit(&f);
             let chosen = Chosen { index: self, points, slots: &slots, runner_up: &runner_up, limit, map: &map };
-            fill(&chosen, 0, sink, par);
+            fill(&chosen, 0, sink, opts.isa, par);
             crate::mem::give_back(slots);
         });
     }
@@ -113,6 +113,7 @@ fn fill<const D: usize, M: Fn(crate::index::Found<D>) -> Hit<D> + Sync, S: Sink<
     chosen: &Chosen<'_, D, M>,
     from: usize,
     mut sink: S,
+    isa: crate::Isa,
     par: bool,
 ) {
     let n = sink.len();
@@ -120,11 +121,11 @@ fn fill<const D: usize, M: Fn(crate::index::Found<D>) -> Hit<D> + Sync, S: Sink<
         // A cut on a multiple of CHUNK, as the search's own pieces.
         let mid = (n / 2).next_multiple_of(CHUNK).min(n);
         let (head, tail) = sink.split_at(mid);
-        join(|| fill(chosen, from, head, true), || fill(chosen, from + mid, tail, true));
+        join(|| fill(chosen, from, head, isa, true), || fill(chosen, from + mid, tail, isa, true));
         return;
     }
     let mut i = 0;
-    Resolver::default().resolve(chosen, from..from + n, |hit| {
+    Resolver::for_isa(isa).resolve(chosen, from..from + n, |hit| {
         sink.put(i, hit);
         i += 1;
     });
@@ -169,7 +170,7 @@ mod tests {
         points[9000] = [0.5, f64::INFINITY];
         for threads in [1, 2, 3] {
             for max_distance in [f64::INFINITY, 0.01, 0.0] {
-                let opts = QueryOptions { max_distance, threads };
+                let opts = QueryOptions { max_distance, threads, ..Default::default() };
                 let want = index.nearest_many(&points, &opts);
                 let (mut got, mut times) = (vec![None; points.len() + 5], vec![0u32; points.len() + 5]);
                 index.nearest_many_to(&points, &opts, Rows(&mut got, &mut times));

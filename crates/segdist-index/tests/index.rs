@@ -196,11 +196,12 @@ fn batches_match_single_queries_over_several_chunks() {
     let q: Vec<[f64; 2]> = (0..6000).map(|_| point(&mut r, 1.2)).collect();
     let index = build(&features);
     let want: Vec<Option<Hit<2>>> = q.iter().map(|&p| index.nearest_within(p, 0.02)).collect();
-    for threads in [1, 2, 3] {
-        let got = index.nearest_many(&q, &QueryOptions { threads, max_distance: 0.02 });
+    for (isa, threads) in isas().into_iter().flat_map(|isa| [(isa, 1), (isa, 2), (isa, 3)]) {
+        let got = index.nearest_many(&q, &QueryOptions { threads, max_distance: 0.02, isa });
         assert_eq!(
             got.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>(),
-            want.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>()
+            want.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>(),
+            "{isa:?}, {threads} threads"
         );
     }
     assert!(want.iter().any(Option::is_none) && want.iter().any(Option::is_some));
@@ -217,11 +218,12 @@ fn sparse_batches_whose_groups_fail_match_single_queries() {
     let q: Vec<[f64; 2]> = (0..4000).map(|_| point(&mut r, 0.63)).collect();
     let index = build(&features);
     let want: Vec<Option<Hit<2>>> = q.iter().map(|&p| index.nearest(p)).collect();
-    for threads in [1, 2] {
-        let got = index.nearest_many(&q, &QueryOptions { threads, ..QueryOptions::default() });
+    for (isa, threads) in isas().into_iter().flat_map(|isa| [(isa, 1), (isa, 2)]) {
+        let got = index.nearest_many(&q, &QueryOptions { threads, isa, ..QueryOptions::default() });
         assert_eq!(
             got.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>(),
-            want.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>()
+            want.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>(),
+            "{isa:?}, {threads} threads"
         );
     }
 }
@@ -260,11 +262,12 @@ fn batches_with_guessed_reaches_match_single_queries() {
     }
     for limit in [f64::INFINITY, 0.05] {
         let want: Vec<Option<Hit<2>>> = q.iter().map(|&p| index.nearest_within(p, limit)).collect();
-        for threads in [1, 2] {
-            let got = index.nearest_many(&q, &QueryOptions { threads, max_distance: limit });
+        for (isa, threads) in isas().into_iter().flat_map(|isa| [(isa, 1), (isa, 2)]) {
+            let got = index.nearest_many(&q, &QueryOptions { threads, max_distance: limit, isa });
             assert_eq!(
                 got.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>(),
-                want.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>()
+                want.iter().map(|h| h.map(|h| bits(&h))).collect::<Vec<_>>(),
+                "limit {limit}, {isa:?}, {threads} threads"
             );
         }
     }
@@ -278,11 +281,14 @@ fn batches_with_guessed_reaches_match_single_queries() {
     for (k, limit) in [(1, f64::INFINITY), (5, f64::INFINITY), (5, 0.05)] {
         let want: Vec<Vec<_>> =
             q.iter().map(|&p| index.k_nearest_within(p, k, limit).iter().map(bits).collect()).collect();
-        for threads in [1, 2] {
-            let got = index.k_nearest_many(&q, k, &QueryOptions { threads, max_distance: limit });
+        for (isa, threads) in isas().into_iter().flat_map(|isa| [(isa, 1), (isa, 2)]) {
+            let got = index.k_nearest_many(&q, k, &QueryOptions { threads, max_distance: limit, isa });
             let got: Vec<Vec<_>> = got.iter().map(|l| l.iter().map(bits).collect()).collect();
             if let Some(i) = (0..q.len()).find(|&i| got[i] != want[i]) {
-                panic!("k {k}, limit {limit}, {threads} threads: at {:?}, {:?} against {:?}", q[i], got[i], want[i]);
+                panic!(
+                    "k {k}, limit {limit}, {isa:?}, {threads} threads: at {:?}, {:?} against {:?}",
+                    q[i], got[i], want[i]
+                );
             }
         }
     }

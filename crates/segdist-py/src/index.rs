@@ -440,7 +440,11 @@ impl<const D: usize> Columns<D> {
 /// The index's options for a `max_distance` (checked) and `threads`
 /// (`None`: all cores).
 fn query_options(max_distance: f64, threads: Option<usize>) -> PyResult<QueryOptions> {
-    Ok(QueryOptions { max_distance: check_distance(max_distance, "max_distance")?, threads: threads.unwrap_or(0) })
+    Ok(QueryOptions {
+        max_distance: check_distance(max_distance, "max_distance")?,
+        threads: threads.unwrap_or(0),
+        ..Default::default()
+    })
 }
 
 fn check_distance(x: f64, what: &str) -> PyResult<f64> {

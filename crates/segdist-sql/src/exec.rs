@@ -298,7 +298,7 @@ impl Prepared {
             );
         }
         let at = |i: usize, k: usize| if valid(i) { cols[k].value(i) } else { 0.0 };
-        let opts = QueryOptions { max_distance: self.spec.max_distance, threads: 1 };
+        let opts = QueryOptions { max_distance: self.spec.max_distance, threads: 1, ..QueryOptions::default() };
         let k = self.spec.k;
         // One output row per answer (point, rank, answer), nearest first;
         // one with no answer for a point with none.

@@ -85,6 +85,9 @@ pub(crate) struct Group<const D: usize> {
     pub(super) below: Vec<u64>,
     /// Their scanned `d²`, in the same order.
     pub(super) below_d2: Vec<f64>,
+    /// The form its kernels take (see [`form_of`]): the best the CPU has
+    /// unless a batch's options say otherwise.
+    pub(crate) form: Form,
 }
 
 impl<const D: usize> Default for Group<D> {
@@ -101,7 +104,15 @@ impl<const D: usize> Default for Group<D> {
             trust2: f64::INFINITY,
             below: Vec::new(),
             below_d2: Vec::new(),
+            form: best_form(),
         }
+    }
+}
+
+impl<const D: usize> Group<D> {
+    /// An empty group whose kernels take `form`.
+    pub(crate) fn with_form(form: Form) -> Self {
+        Group { form, ..Group::default() }
     }
 }
 
@@ -372,11 +383,11 @@ pub(super) fn tally(mask: u32, i: usize, many: bool, first: usize) -> (bool, usi
 pub(super) fn sift_group<const D: usize>(g: &mut Group<D>, p: &[f64; D], limit: f64) -> (f64, bool, usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx512f") {
+        if g.form == AVX512 && std::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F, checked just above.
             return unsafe { sift_avx512(g, p, limit) };
         }
-        if has_avx2_fma() {
+        if g.form >= AVX2 && has_avx2_fma() {
             // SAFETY: the CPU has AVX2 and FMA, checked just above.
             return unsafe { sift_avx2(g, p, limit) };
         }
@@ -384,17 +395,17 @@ pub(super) fn sift_group<const D: usize>(g: &mut Group<D>, p: &[f64; D], limit: 
     g.sift(p, limit)
 }
 
-/// [`Group::scan`] for the CPU: by hand with AVX-512, else with AVX2 and
-/// FMA (chosen at run time; the default build targets SSE2 only), else
-/// the portable loops.
+/// [`Group::scan`] in the group's form: by hand with AVX-512, else with
+/// AVX2 and FMA (chosen at run time; the default build targets SSE2 only),
+/// else the portable loops.
 pub(super) fn scan_group<const D: usize>(g: &mut Group<D>, p: &[f64; D]) -> f64 {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx512f") {
+        if g.form == AVX512 && std::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F, checked just above.
             return unsafe { scan_avx512(g, p) };
         }
-        if has_avx2_fma() {
+        if g.form >= AVX2 && has_avx2_fma() {
             // SAFETY: the CPU has AVX2 and FMA, checked just above.
             return unsafe { scan_avx2(g, p) };
         }
@@ -498,9 +509,9 @@ impl<const D: usize> Index<D> {
     /// largest over the points of the distance to the nearest of `slots`
     /// (the previous group's answers), by the group scan with its error
     /// bound (see [`nearest_in_group`](Self::nearest_in_group)); `+inf`
-    /// beyond the scan's trusted range. `g`: room for those segments, where
-    /// the CPU has no AVX-512 (with it, a point a lane, they are read from
-    /// the index).
+    /// beyond the scan's trusted range. `g`: its form, and room for those
+    /// segments in the portable form (the vector forms, a point a lane,
+    /// read them from the index).
     pub(crate) fn reach_of(
         &self,
         points: &[[f64; D]],
@@ -512,13 +523,14 @@ impl<const D: usize> Index<D> {
         #[cfg_attr(not(target_arch = "x86_64"), allow(unused_labels))]
         let far = 'far: {
             #[cfg(target_arch = "x86_64")]
-            if std::is_x86_feature_detected!("avx512f") {
+            if g.form == AVX512 && std::is_x86_feature_detected!("avx512f") {
                 // SAFETY: the CPU has AVX-512F, checked just above.
                 let (far, ms) = unsafe { farthest_avx512(self, slots, points) };
                 m = fmax(m, ms);
                 break 'far far;
             }
-            if has_avx2_fma() {
+            #[cfg(target_arch = "x86_64")]
+            if g.form >= AVX2 && has_avx2_fma() {
                 // SAFETY: the CPU has AVX2 and FMA, checked just above.
                 let (far, ms) = unsafe { farthest_avx2(self, slots, points) };
                 m = fmax(m, ms);

@@ -31,15 +31,15 @@ impl<const D: usize> Group<D> {
     }
 }
 
-/// [`Group::scan_below`] for the CPU, as [`scan_group`].
+/// [`Group::scan_below`] in the group's form, as [`scan_group`].
 pub(super) fn scan_below_group<const D: usize>(g: &mut Group<D>, p: &[f64; D], thr: f64) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx512f") {
+        if g.form == AVX512 && std::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F, checked just above.
             return unsafe { scan_below_avx512(g, p, thr) };
         }
-        if has_avx2_fma() {
+        if g.form >= AVX2 && has_avx2_fma() {
             // SAFETY: the CPU has AVX2 and FMA, checked just above.
             return unsafe { scan_below_avx2(g, p, thr) };
         }
@@ -76,7 +76,7 @@ impl<const D: usize> Index<D> {
         mut emit: impl FnMut(&[f64; D], &[Found<D>]),
     ) {
         debug_assert!(points.len() <= 64, "a group's points, a bit each");
-        let ev = evals_of::<D>(&mut s.evals);
+        let ev = evals_of::<D>(&mut s.evals, s.isa);
         ev.clear();
         s.group.clear();
         s.spans.clear();
@@ -162,7 +162,8 @@ impl<const D: usize> Index<D> {
             // The bound is the upper bound of the k-th smallest scanned d²:
             // among the listed lanes where k of them are (every lane not
             // listed is larger), else among them all.
-            let kth = if g.below.len() >= k { Some(kth_of(&g.below_d2, k, uppers)) } else { kth_least(g, k, uppers) };
+            let kth =
+                if g.below.len() >= k { Some(kth_of(&g.below_d2, k, uppers, g.form)) } else { kth_least(g, k, uppers) };
             // (`trust2` is +inf where the reach bounds every answer.)
             if g.trust2 < f64::INFINITY && !kth.is_some_and(|kth| kth <= g.trust2) {
                 return Listed::Alone;
@@ -266,8 +267,8 @@ pub(super) const KTH_BY_COUNT: usize = 32;
 /// branch a value: the one with fewer than `k` values below it and at
 /// least `k` at most it (the dozen values of a k = 5 batch's point, put
 /// into a sorted list one by one, mispredicted a branch most times).
-/// AVX2 where the CPU has it (chosen at run time).
-pub(super) fn kth_of(v: &[f64], k: usize, least: &mut Vec<f64>) -> f64 {
+/// In `form` (AVX-512 or AVX2 where the CPU has it, chosen at run time).
+pub(super) fn kth_of(v: &[f64], k: usize, least: &mut Vec<f64>, form: Form) -> f64 {
     if v.len() > KTH_BY_COUNT {
         least.clear();
         for &x in v {
@@ -279,13 +280,15 @@ pub(super) fn kth_of(v: &[f64], k: usize, least: &mut Vec<f64>) -> f64 {
     }
     let mut w = [f64::NAN; KTH_BY_COUNT];
     w[..v.len()].copy_from_slice(v);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = form;
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx512f") {
+        if form == AVX512 && std::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F, checked just above.
             return unsafe { super::simd::kth_avx512(&w, v.len(), k) };
         }
-        if super::avx2::has_avx2_fma() {
+        if form >= AVX2 && super::avx2::has_avx2_fma() {
             // SAFETY: the CPU has AVX2 and POPCNT, checked just above.
             return unsafe { super::avx2::kth_avx2(&w, v.len(), k) };
         }

@@ -41,6 +41,8 @@ mod tests;
 pub use answer::Hit;
 #[cfg(target_arch = "x86_64")]
 use avx2::*;
+// (The vector kernels' and the tests' use.)
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_imports))]
 use listed::*;
 pub(crate) use {answer::*, group::*, scratch::*, simd::*, single::*};
 
@@ -51,9 +53,54 @@ pub(crate) type Form = u8;
 /// The portable loops, for whatever the build targets.
 pub(crate) const PORTABLE: Form = 0;
 /// AVX2 intrinsics.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) const AVX2: Form = 1;
 /// AVX-512F intrinsics.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) const AVX512: Form = 2;
+
+/// The best form this CPU runs: AVX-512 where it has AVX-512F, AVX2 where
+/// it has AVX2, FMA and POPCNT, else the portable loops.
+pub(crate) fn best_form() -> Form {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            return AVX512;
+        }
+        if has_avx2_fma() {
+            return AVX2;
+        }
+    }
+    PORTABLE
+}
+
+/// The form a batch's kernels take for [`QueryOptions::isa`](crate::QueryOptions::isa):
+/// `Avx512` and `Avx2` theirs where the CPU has them, the other sets the
+/// portable loops, and `Auto` (or a set the CPU lacks) [`best_form`]. (The
+/// dispatchers check the CPU again before they run a form's kernels.)
+pub(crate) fn form_of(isa: segdist::batch::Isa) -> Form {
+    use segdist::batch::Isa;
+    match isa {
+        Isa::Auto => best_form(),
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 if std::is_x86_feature_detected!("avx512f") => AVX512,
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 if has_avx2_fma() => AVX2,
+        Isa::Avx512 | Isa::Avx2 => best_form(),
+        _ => PORTABLE,
+    }
+}
+
+/// The instruction set a batch's accurate evaluations run in for
+/// [`QueryOptions::isa`](crate::QueryOptions::isa): itself where the CPU
+/// has it, else `Auto` (so that the evaluation cannot fail).
+pub(crate) fn kernel_isa(isa: segdist::batch::Isa) -> segdist::batch::Isa {
+    if isa.is_available() {
+        isa
+    } else {
+        segdist::batch::Isa::Auto
+    }
+}
 
 /// Segments per leaf and children per node. Eight `f64` lanes fill one
 /// AVX-512 register or two AVX2 ones.

@@ -26,15 +26,26 @@ pub(crate) struct Scratch {
     /// Buffers of the batch evaluation (an [`Evals`] of the index's
     /// dimension; `Any` since one thread's scratch serves both).
     pub(super) evals: Option<Box<dyn std::any::Any>>,
+    /// The form of the walk's lanes (AVX2 or the portable loops: see
+    /// [`Index::traverse`]) and the instruction set of its evaluations:
+    /// the best the CPU has unless a batch's options say otherwise.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(super) form: Form,
+    pub(super) isa: segdist::batch::Isa,
 }
 
 /// A scratch's evaluation buffers for dimension `D` (see `Scratch::evals`).
 #[inline]
-pub(super) fn evals_of<const D: usize>(evals: &mut Option<Box<dyn std::any::Any>>) -> &mut Evals<D> {
+pub(super) fn evals_of<const D: usize>(
+    evals: &mut Option<Box<dyn std::any::Any>>,
+    isa: segdist::batch::Isa,
+) -> &mut Evals<D> {
     if !evals.as_ref().is_some_and(|e| e.is::<Evals<D>>()) {
         *evals = Some(Box::new(Evals::<D>::default()));
     }
-    evals.as_mut().and_then(|e| e.downcast_mut()).expect("set just above")
+    let ev: &mut Evals<D> = evals.as_mut().and_then(|e| e.downcast_mut()).expect("set just above");
+    ev.isa = isa;
+    ev
 }
 
 /// Candidates in the batch kernel's layout, and its outputs.
@@ -51,6 +62,8 @@ pub(super) struct Evals<const D: usize> {
     /// allocation per query).
     pub(super) ranks: Vec<(u64, u64, u32)>,
     pub(super) found: Vec<Found<D>>,
+    /// The instruction set of the evaluations (one the CPU has, or `Auto`).
+    pub(super) isa: segdist::batch::Isa,
 }
 
 impl<const D: usize> Evals<D> {
@@ -101,9 +114,9 @@ impl<const D: usize> Evals<D> {
             point: Some(&mut r.point[..n]),
             region: None,
         };
-        let opts = segdist::batch::Options { threads: Some(1), ..Default::default() };
-        // Same lengths, one thread, the CPU's own instruction set: nothing
-        // here can make the call fail.
+        let opts = segdist::batch::Options { threads: Some(1), isa: self.isa, ..Default::default() };
+        // Same lengths, one thread, an instruction set the CPU has (see
+        // `kernel_isa`): nothing here can make the call fail.
         segdist::batch::pairs(&self.a[..], &self.b[..], &self.p[..], out, &opts).expect("a valid batch");
     }
 
@@ -123,6 +136,16 @@ impl<const D: usize> Evals<D> {
 #[derive(Default)]
 pub(crate) struct Resolver<const D: usize> {
     pub(super) evals: Evals<D>,
+}
+
+impl<const D: usize> Resolver<D> {
+    /// A resolver whose evaluations run in `isa` (see
+    /// [`QueryOptions::isa`](crate::QueryOptions::isa)).
+    pub(crate) fn for_isa(isa: segdist::batch::Isa) -> Self {
+        let mut r = Resolver::default();
+        r.evals.isa = kernel_isa(isa);
+        r
+    }
 }
 
 /// Points a [`Resolver`] evaluates at once: enough to keep the batch
@@ -228,6 +251,16 @@ impl Default for Scratch {
             group: Vec::new(),
             spans: Vec::new(),
             evals: None,
+            form: best_form(),
+            isa: segdist::batch::Isa::Auto,
         }
+    }
+}
+
+impl Scratch {
+    /// Fresh buffers for a batch asking for `isa` (see
+    /// [`QueryOptions::isa`](crate::QueryOptions::isa)).
+    pub(crate) fn for_isa(isa: segdist::batch::Isa) -> Self {
+        Scratch { form: form_of(isa), isa: kernel_isa(isa), ..Scratch::default() }
     }
 }

@@ -108,7 +108,7 @@ pub(super) unsafe fn sift_avx512<const D: usize>(g: &mut Group<D>, p: &[f64; D],
     (cut2, many, first)
 }
 
-/// [`Group::sift_points`] for the CPU: with AVX-512, the points in the
+/// [`Group::sift_points`] in the group's form: with AVX-512, the points in the
 /// lanes (eight a vector) and the candidates one after the other, so that
 /// no query waits on a reduction across lanes and a group's sixteen
 /// queries run side by side; with AVX2 and FMA the same, four a vector
@@ -121,11 +121,11 @@ pub(crate) fn sift_points_group<const D: usize>(
 ) -> Sifted {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx512f") {
+        if g.form == AVX512 && std::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F, checked just above.
             return unsafe { sift_points_avx512(index, g, points, limit) };
         }
-        if has_avx2_fma() {
+        if g.form >= AVX2 && has_avx2_fma() {
             // SAFETY: the CPU has AVX2 and FMA, checked just above.
             return unsafe { sift_points_avx2(index, g, points, limit) };
         }

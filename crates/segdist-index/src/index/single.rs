@@ -275,7 +275,7 @@ impl<const D: usize> Index<D> {
         }
         // Every survivor is evaluated, by the batch kernel (the scalar
         // kernel's bits, several at a time), then ranked.
-        let ev = evals_of::<D>(&mut s.evals);
+        let ev = evals_of::<D>(&mut s.evals, s.isa);
         ev.project(self, p, &s.cands);
         self.order(want, limit, &s.cands, ev, 0)
     }
@@ -340,7 +340,8 @@ impl<const D: usize> Index<D> {
 
     /// Walks the tree, leaving in `s.cands` every segment that may be in the
     /// answer; returns the final state, or `None` when nothing can be found.
-    /// Compiled for AVX2 where the CPU has it (chosen at run time): the
+    /// Compiled for AVX2 where the CPU has it and `s.form` allows it
+    /// (chosen at run time): the
     /// eight lanes of a node or a leaf then take a few vector instructions
     /// where the default build's SSE2 code took them one by one (10,000
     /// segments: some 650 instructions a leaf).
@@ -366,7 +367,7 @@ impl<const D: usize> Index<D> {
             ) -> Option<State<'p, D>> {
                 index.walk::<true>(p, want, limit, hint, s)
             }
-            if std::is_x86_feature_detected!("avx2") {
+            if s.form >= AVX2 && std::is_x86_feature_detected!("avx2") {
                 // SAFETY: the CPU has AVX2, checked just above.
                 return unsafe { avx2(self, p, want, limit, hint, s) };
             }

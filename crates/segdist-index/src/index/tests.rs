@@ -466,7 +466,9 @@ fn kth_of_finds_the_kth_smallest_in_every_form() {
         sorted.sort_by(f64::total_cmp);
         for k in 1..=n {
             let want = sorted[k - 1].to_bits();
-            assert_eq!(kth_of(&v, k, &mut least).to_bits(), want, "{v:?} k {k}");
+            for form in [PORTABLE, AVX2, AVX512] {
+                assert_eq!(kth_of(&v, k, &mut least, form).to_bits(), want, "{v:?} k {k} form {form}");
+            }
             if n <= KTH_BY_COUNT {
                 let mut w = [f64::NAN; KTH_BY_COUNT];
                 w[..n].copy_from_slice(&v);

@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use segdist::Segment;
-use segdist_index::{Hit, HitLists, Index, IndexBuilder, QueryOptions, Sink};
+use segdist_index::{Hit, HitLists, Index, IndexBuilder, Isa, QueryOptions, Sink};
 
 /// Features → parts → vertices.
 pub type Features<const D: usize> = Vec<Vec<Vec<[f64; D]>>>;
@@ -59,6 +59,14 @@ impl<const D: usize> Sink<D> for Answers<'_, D> {
     }
 }
 
+/// The instruction sets a batch is checked in: each vector form of the
+/// search the CPU has (AVX-512, AVX2) and the portable one (SSE2's
+/// evaluations on x86-64, the scalar kernel's elsewhere).
+pub fn isas() -> Vec<Isa> {
+    let portable = if cfg!(target_arch = "x86_64") { Isa::Sse2 } else { Isa::Scalar };
+    [Isa::Avx512, Isa::Avx2].into_iter().filter(|i| i.is_available()).chain([portable]).collect()
+}
+
 pub fn bits<const D: usize>(h: &Hit<D>) -> (usize, usize, usize, u64, [u64; D], u64, u64) {
     (
         h.feature,
@@ -102,9 +110,9 @@ pub fn check<const D: usize>(features: &Features<D>, queries: &[[f64; D]], radiu
         lists[3].push(inside[..inside.len().min(3)].to_vec());
         lists[2].push(inside);
     }
-    for threads in [1, 2] {
-        let opts = QueryOptions { threads, ..Default::default() };
-        let within = QueryOptions { threads, max_distance: radius };
+    for (isa, threads) in isas().into_iter().flat_map(|isa| [(isa, 1), (isa, 2)]) {
+        let opts = QueryOptions { threads, isa, ..Default::default() };
+        let within = QueryOptions { threads, max_distance: radius, isa };
         let batches = [
             index.k_nearest_many(queries, 2, &opts),
             index.k_nearest_many(queries, 5, &opts),
@@ -117,7 +125,7 @@ pub fn check<const D: usize>(features: &Features<D>, queries: &[[f64; D]], radiu
         {
             assert_eq!(got.len(), queries.len());
             for ((g, w), p) in got.iter().zip(want).zip(queries) {
-                same(g, w, what, *p);
+                same(g, w, &format!("{what}, {isa:?}"), *p);
             }
         }
         // The flat forms, into one buffer used again batch after batch:
@@ -141,7 +149,8 @@ pub fn check<const D: usize>(features: &Features<D>, queries: &[[f64; D]], radiu
         index.nearest_many_to(queries, &opts, Answers(&mut put));
         assert_eq!(put, batch, "nearest_many_to");
         for ((b, s), p) in batch.iter().zip(&singles).zip(queries) {
-            same(&b.iter().copied().collect::<Vec<_>>(), &s.iter().copied().collect::<Vec<_>>(), "nearest_many", *p);
+            let what = format!("nearest_many, {isa:?}");
+            same(&b.iter().copied().collect::<Vec<_>>(), &s.iter().copied().collect::<Vec<_>>(), &what, *p);
         }
         // Into a buffer: into an empty one, and into one that held a
         // longer batch (the second half's answers, then the whole), the
