@@ -12,8 +12,8 @@ cd "$(dirname "$0")/.."
 # lint them (with every dependency checked too: Arrow, Parquet, pyo3...)
 # and another to test them. `cargo test` builds every target `cargo clippy
 # --all-targets` lints (libraries, binaries, tests, examples; the workspace
-# has no benches). (Not segdist-sql's: its check build is kept, in .ci/run,
-# for `cargo doc`, which needs its dependencies checked.)
+# has no benches). segdist-sql's tests too: a check build of DataFusion and
+# Ballista beside their build for the tests was some ten minutes of CPU.
 lint=()
 if [[ "${SEGDIST_CLIPPY:-}" == 1 ]]; then
     driver=$(rustup which clippy-driver)
@@ -38,9 +38,10 @@ fi
 # kept in a log shown at the end: its build has long stretches on one core,
 # and the steps below have their own (tests, pip, pytest, the browser).
 # (In a session of its own, so that the scheduler and executors its tests
-# start are stopped with it, whatever ends this script.)
+# start are stopped with it, whatever ends this script.) Linted as it
+# builds when SEGDIST_CLIPPY=1, as the workspace below.
 sql_log=$(mktemp)
-setsid cargo test --manifest-path crates/segdist-sql/Cargo.toml --locked > "$sql_log" 2>&1 &
+setsid "${lint[@]}" cargo test --manifest-path crates/segdist-sql/Cargo.toml --locked > "$sql_log" 2>&1 &
 sql_pid=$!
 trap 'kill -- -"$sql_pid" 2> /dev/null || kill "$sql_pid" 2> /dev/null || true; rm -f "$sql_log"' EXIT
 

@@ -1,8 +1,15 @@
 //! The index against brute force: every query answered by a scan of all
 //! segments with segdist's accurate kernel, ranked by (distance, id), must
-//! give the same feature, part, segment and the same bits.
+//! give the same feature, part, segment and the same bits. Linear
+//! referencing (`index/polyline.rs`) and the `geo-types` inputs
+//! (`index/geo_types.rs`) are tested in this binary too: each test binary
+//! compiles the index's generic search again (a minute of CI each).
 
 mod common;
+#[path = "index/geo_types.rs"]
+mod geo_types;
+#[path = "index/polyline.rs"]
+mod polyline;
 
 use common::*;
 use rand::{Rng, SeedableRng};
