@@ -5,6 +5,8 @@
 # any failed, whose input libFuzzer leaves in fuzz/artifacts/TARGET/.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
+#   scripts/fuzz.sh build     # only install cargo-fuzz if missing and build
+#                             # the targets (.ci/run does it in the background)
 #
 # Needs the nightly toolchain (sanitizers) and cargo-fuzz, which it installs
 # from the registry when missing (a few minutes, once). The corpus grows in
@@ -22,6 +24,7 @@ if ! cargo fuzz --version > /dev/null 2>&1; then
     cargo install cargo-fuzz --locked --quiet
 fi
 cargo +nightly fuzz build
+[[ "$seconds" == build ]] && exit 0
 # Each target in the background, its output in a log of its own; then
 # each is waited for and reported in turn.
 declare -A pid log

@@ -43,7 +43,18 @@ fi
 sql_log=$(mktemp)
 setsid "${lint[@]}" cargo test --manifest-path crates/segdist-sql/Cargo.toml --locked > "$sql_log" 2>&1 &
 sql_pid=$!
-trap 'kill -- -"$sql_pid" 2> /dev/null || kill "$sql_pid" 2> /dev/null || true; rm -f "$sql_log"' EXIT
+
+# The release CLI, which the Python tests and the page test against, builds
+# in the background from the start too (cargo locks each profile's folder
+# on its own): it was the critical path once it waited for the test build,
+# 10-11 minutes on about one core after the tests had run, most of them
+# waited for (PERFORMANCE-NOTES.md, "CI on a slower machine"). Its output
+# is shown only if it fails; it is waited for before test-python.sh, whose
+# own build of it then finds it done.
+cli_log=$(mktemp)
+cargo build --release --locked --bin segdist > "$cli_log" 2>&1 &
+cli_pid=$!
+trap 'kill -- -"$sql_pid" 2> /dev/null || kill "$sql_pid" 2> /dev/null || true; kill "$cli_pid" 2> /dev/null || true; rm -f "$sql_log" "$cli_log"' EXIT
 
 # (Not segdist-bench: it has no tests, clippy checks it, and its test build
 # compiled every peer it measures, parry, rapier and geo among them, at the
@@ -56,15 +67,6 @@ trap 'kill -- -"$sql_pid" 2> /dev/null || kill "$sql_pid" 2> /dev/null || true; 
 tests=(cargo test --workspace --exclude segdist-bench --locked
     --features segdist-collide/glam,segdist-collide/mint,segdist-index/geo-types)
 "${lint[@]}" "${tests[@]}" --no-run
-# The release CLI, which the Python tests and the page test against, builds
-# while the tests run (cargo locks each profile's folder on its own): the
-# tests leave a core idle for much of their two minutes. Its output is
-# shown only if it fails; it is waited for before test-python.sh, whose
-# own build of it then finds it done.
-cli_log=$(mktemp)
-cargo build --release --locked --bin segdist > "$cli_log" 2>&1 &
-cli_pid=$!
-trap 'kill -- -"$sql_pid" 2> /dev/null || kill "$sql_pid" 2> /dev/null || true; kill "$cli_pid" 2> /dev/null || true; rm -f "$sql_log" "$cli_log"' EXIT
 "${lint[@]}" "${tests[@]}"
 # The collision layer's example run short: a crowd in a maze, judged every
 # frame (exits 1 on any overlap or crossing). The example is the one
