@@ -1,7 +1,10 @@
 //! Map matching on the Helsinki roads: simulated traces with known truth
 //! (`segdist_match::simulate`), matched by segdist-match and by
 //! nearest-road snapping; the share of fixes put on the true line and the
-//! fixes per second, per noise level and interval between fixes.
+//! fixes per second, per noise level and interval between fixes. Also the
+//! share of fixes next to a line change (the last fix before the vehicle
+//! passes from one line to the next, or the first after) and segdist's
+//! share right there and elsewhere: where the wrong fixes are.
 //!
 //! `match --city` does the same on a synthetic city ([`city`], 37,104
 //! segments) in lon/lat and in metres, where the Helsinki roads are a
@@ -60,8 +63,8 @@ fn graph_in(space: Space, lines: &[Vec<[f64; 2]>], dirs: &[Direction]) -> RoadGr
     b.build().expect("the Helsinki roads")
 }
 
-/// (share of fixes on the true line, seconds) for the matcher.
-fn run_matcher(m: &Matcher, traces: &[Vec<SimFix>]) -> (f64, f64) {
+/// (shares, seconds) for the matcher.
+fn run_matcher(m: &Matcher, traces: &[Vec<SimFix>]) -> (Shares, f64) {
     let t = Instant::now();
     let results: Vec<Vec<Option<usize>>> = traces
         .par_iter()
@@ -75,15 +78,41 @@ fn run_matcher(m: &Matcher, traces: &[Vec<SimFix>]) -> (f64, f64) {
     (share(traces, &results), secs)
 }
 
-fn share(traces: &[Vec<SimFix>], results: &[Vec<Option<usize>>]) -> f64 {
-    let (mut right, mut all) = (0usize, 0usize);
+/// How a matcher's lines compare with the truth.
+#[derive(Clone, Copy, Debug)]
+struct Shares {
+    /// The share of fixes on the true line.
+    right: f64,
+    /// The share of fixes next to a line change: the fix before or after
+    /// the vehicle passes from one line to the next (its true line differs
+    /// from the fix before's or the fix after's), where a fix's noise along
+    /// the road puts it past the junction as often as not.
+    at_change: f64,
+    /// The share of the fixes next to a line change on the true line.
+    right_at_change: f64,
+    /// The share of the other fixes on the true line (`None`: every fix
+    /// is next to a change, as at 30 s between fixes).
+    right_elsewhere: Option<f64>,
+}
+
+fn share(traces: &[Vec<SimFix>], results: &[Vec<Option<usize>>]) -> Shares {
+    let (mut right, mut all, mut at_change, mut right_at_change) = (0usize, 0usize, 0usize, 0usize);
     for (tr, r) in traces.iter().zip(results) {
-        for (f, m) in tr.iter().zip(r) {
+        for (i, (f, m)) in tr.iter().zip(r).enumerate() {
+            let change = (i > 0 && tr[i - 1].line != f.line) || tr.get(i + 1).is_some_and(|n| n.line != f.line);
+            let ok = *m == Some(f.line);
             all += 1;
-            right += usize::from(*m == Some(f.line));
+            right += usize::from(ok);
+            at_change += usize::from(change);
+            right_at_change += usize::from(ok && change);
         }
     }
-    right as f64 / all.max(1) as f64
+    Shares {
+        right: right as f64 / all.max(1) as f64,
+        at_change: at_change as f64 / all.max(1) as f64,
+        right_at_change: right_at_change as f64 / at_change.max(1) as f64,
+        right_elsewhere: (all > at_change).then(|| (right - right_at_change) as f64 / (all - at_change) as f64),
+    }
 }
 
 pub fn run(quick: bool, city: bool) {
@@ -138,7 +167,7 @@ pub fn run(quick: bool, city: bool) {
         200
     };
     let mut md = String::from(
-        "| network | noise | interval | fixes | segdist-match | nearest road | segdist-match fixes/s (2 threads) |\n|---|---:|---:|---:|---:|---:|---:|\n",
+        "| network | noise | interval | fixes | segdist-match | nearest road | fixes next to a line change | segdist-match there | segdist-match elsewhere | segdist-match fixes/s (2 threads) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for (name, (lines, dirs, speeds)) in &networks {
         let space = if name.ends_with("planar") { Space::Planar } else { Space::Geographic };
@@ -159,18 +188,25 @@ pub fn run(quick: bool, city: bool) {
                         .par_iter()
                         .map(|tr| tr.iter().map(|f| index.nearest(f.fix.point).map(|h| h.feature)).collect())
                         .collect();
-                    share(&traces, &nearest)
+                    share(&traces, &nearest).right
                 });
                 println!(
-                    "{{\"workload\":\"match {name}\",\"noise_m\":{noise},\"interval_s\":{interval},\"fixes\":{fixes},\"segdist_match\":{acc:.4},\"nearest\":{},\"fixes_per_s\":{:.0}}}",
+                    "{{\"workload\":\"match {name}\",\"noise_m\":{noise},\"interval_s\":{interval},\"fixes\":{fixes},\"segdist_match\":{:.4},\"nearest\":{},\"at_change\":{:.4},\"right_at_change\":{:.4},\"right_elsewhere\":{},\"fixes_per_s\":{:.0}}}",
+                    acc.right,
                     near.map_or("null".to_string(), |v| format!("{v:.4}")),
+                    acc.at_change,
+                    acc.right_at_change,
+                    acc.right_elsewhere.map_or("null".to_string(), |v| format!("{v:.4}")),
                     fixes as f64 / secs
                 );
                 let _ = writeln!(
                     md,
-                    "| {name} | {noise} m | {interval} s | {fixes} | {:.1} % | {} | {:.2} M |",
-                    100.0 * acc,
+                    "| {name} | {noise} m | {interval} s | {fixes} | {:.1} % | {} | {:.1} % | {:.1} % | {} | {:.2} M |",
+                    100.0 * acc.right,
                     near.map_or("–".to_string(), |v| format!("{:.1} %", 100.0 * v)),
+                    100.0 * acc.at_change,
+                    100.0 * acc.right_at_change,
+                    acc.right_elsewhere.map_or("–".to_string(), |v| format!("{:.1} %", 100.0 * v)),
                     fixes as f64 / secs / 1e6
                 );
             }
