@@ -180,7 +180,11 @@ pub fn run(quick: bool, city: bool) {
                 let o = SimOptions { interval, noise, legs: 3, seed: 1 };
                 let traces = simulate(&g, speeds, n, &o);
                 let fixes: usize = traces.iter().map(Vec::len).sum();
-                let opts = MatchOptions { sigma: noise, radius: (4.0 * noise).max(50.0), ..MatchOptions::default() };
+                let opts = MatchOptions {
+                    sigma: noise,
+                    radius: segdist_match::default_radius(noise),
+                    ..MatchOptions::default()
+                };
                 let m = Matcher::new(&g, opts).expect("options");
                 let (acc, secs) = run_matcher(&m, &traces);
                 let near = index.as_ref().map(|index| {

@@ -49,7 +49,7 @@ pub struct MatchArgs {
     #[arg(long, value_name = "M", default_value_t = 10.0)]
     pub sigma: f64,
     /// Candidates are looked for within this distance of a fix (default:
-    /// 5 × sigma, at least 50).
+    /// 3 × sigma, at least 50).
     #[arg(long, value_name = "M")]
     pub radius: Option<f64>,
     /// Candidate roads per fix.
@@ -188,7 +188,7 @@ pub fn run(args: &MatchArgs) -> Result<()> {
     if !(args.acceleration.is_finite() && args.acceleration >= 0.0) {
         bail!("--acceleration must be a number >= 0, not {}", args.acceleration);
     }
-    let radius = args.radius.unwrap_or((5.0 * args.sigma).max(50.0));
+    let radius = args.radius.unwrap_or(segdist_match::default_radius(args.sigma));
     positive(radius, "radius")?;
     if args.k == 0 {
         bail!("--k must be at least 1");

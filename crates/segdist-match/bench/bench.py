@@ -219,7 +219,7 @@ def main():
         ll = os.path.join(d, name + ".csv")
         xy = os.path.join(d, name + "_tm35.csv")
         truth = project_traces(ll, xy, tr)
-        k, radius = 8, max(5 * noise, 50.0)
+        k, radius = 8, max(3 * noise, 50.0)
         common = ["--sigma", str(noise), "--radius", str(radius), "--k", str(k), "-q"]
         out = os.path.join(d, "out.csv")
         geo_s = timed([SEGDIST, "match", "--points", ll, "--lines", os.path.join(d, "roads.geojson"), "-o", out] + common, a.runs, out)

@@ -86,7 +86,9 @@ mod smooth;
 mod table;
 
 pub use graph::{Candidate, Direction, GraphBuilder, GraphError, Junctions, RoadGraph, Space};
-pub use hmm::{Fix, FixState, MatchError, MatchOptions, MatchedFix, MatchedPath, MatchedTrace, Matcher};
+pub use hmm::{
+    default_radius, Fix, FixState, MatchError, MatchOptions, MatchedFix, MatchedPath, MatchedTrace, Matcher,
+};
 
 /// A prefetch of the cache line at `p` into every level: the route
 /// searches' and the candidate grid's hints (nothing where the CPU has no

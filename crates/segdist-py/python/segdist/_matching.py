@@ -113,7 +113,7 @@ class RoadNetwork:
         """Matches every trace: ``trace`` an id per fix (a trace's fixes
         consecutive), ``xy`` ``(N, 2)`` positions, ``time`` seconds per fix
         (optional; must not go back within a trace). ``sigma`` is the GPS
-        noise, ``radius`` where candidates are looked for (default 5 ×
+        noise, ``radius`` where candidates are looked for (default 3 ×
         sigma, at least 50), ``k`` candidate roads per fix, ``beta`` the
         transition's scale, ``max_speed`` the fastest a vehicle goes (with
         times), ``acceleration`` how much its velocity wanders (with times,
@@ -134,7 +134,7 @@ class RoadNetwork:
             codes = np.unique(ids, return_inverse=True)[1].astype(np.int64).reshape(-1)
         pts = np.ascontiguousarray(np.asarray(xy, dtype=np.float64).reshape(-1, 2))
         t = np.zeros(0) if time is None else np.ascontiguousarray(np.asarray(time, dtype=np.float64).reshape(-1))
-        r = max(5.0 * sigma, 50.0) if radius is None else float(radius)
+        r = max(3.0 * sigma, 50.0) if radius is None else float(radius)
         cols = self._native.match_traces(codes, pts, t, float(sigma), float(beta), r, int(k), float(max_speed), float(acceleration), threads)
         return Matched(*cols[:9], _STATES[cols[9]])
 
