@@ -72,9 +72,9 @@ pub struct MatchOptions {
 /// bench's 4σ) put no more fixes on the true line at 20 m of noise (σ
 /// above 16.7 is where 3σ and 5σ differ), on the Helsinki roads or the
 /// bench's city, while the extra candidates and the longer route table
-/// made a match 1.35–1.4 times slower there at 4σ (README, "Map matching"). The floor of 50 keeps a small sigma, often
-/// an optimistic one, from leaving real fixes without candidates. A NaN
-/// sigma gives 50.
+/// made a match 1.35–1.4 times slower there at 4σ (README, "Map
+/// matching"). The floor of 50 keeps a small sigma, often an optimistic
+/// one, from leaving real fixes without candidates. A NaN sigma gives 50.
 ///
 /// ```
 /// use segdist_match::default_radius;
@@ -92,7 +92,7 @@ impl Default for MatchOptions {
         MatchOptions {
             sigma: 10.0,
             beta: 10.0,
-            radius: 50.0,
+            radius: default_radius(10.0),
             k: 8,
             max_speed: 50.0,
             u_turn_penalty: 50.0,
