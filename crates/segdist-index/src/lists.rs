@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use crate::batch::{bounding_box, inverse, with_threads, CHUNK, GROUP, GUESS, GUESS_FLOOR, LIST_CAPS};
 use crate::index::{form_of, Found, Group, Index, Scratch, Want};
-use crate::mem::{big_vec_of, give_back, take, take_of};
+use crate::mem::{big_vec_of, give_back, prefetch_slice, reserve_big, take, take_of};
 use crate::{Hit, Isa, QueryOptions};
 
 /// The answers of a batch of k-nearest or radius queries, flat: point `i`'s
@@ -338,6 +338,7 @@ impl<const D: usize> Index<D> {
             self.search_run(run, want, limit, isa, |found| {
                 counts[next] = found.len() as u32;
                 next += 1;
+                reserve_big(hits, found.len());
                 hits.extend(found.iter().map(|f| self.hit(f)));
             });
         };
@@ -367,8 +368,14 @@ impl<const D: usize> Index<D> {
             copy_in_order(&inverse, &counts, &starts, &runs, per, out);
         } else {
             out.offsets.reserve(n);
-            out.hits.reserve(runs.iter().map(Vec::len).sum());
-            for &j in &inverse {
+            reserve_big(&mut out.hits, runs.iter().map(Vec::len).sum());
+            for (i, &j) in inverse.iter().enumerate() {
+                // The list a few ahead is asked for now: each is read from
+                // anywhere in the runs, mostly from memory.
+                if let Some(&a) = inverse.get(i + AHEAD) {
+                    let (a, c) = (a as usize, counts[a as usize] as usize);
+                    prefetch_slice(&runs[a / per][starts[a]..starts[a] + c]);
+                }
                 let (j, c) = (j as usize, counts[j as usize] as usize);
                 let s = starts[j];
                 out.hits.extend_from_slice(&runs[j / per][s..s + c]);
@@ -497,7 +504,7 @@ fn copy_in_order<const D: usize>(
         Some(*end)
     }));
     let total = out.offsets.last().map_or(0, |&end| end - base);
-    out.hits.reserve(total);
+    reserve_big(&mut out.hits, total);
     let ends = &out.offsets[out.offsets.len() - n..];
     // The room after the hits, cut where each piece's lists start.
     let mut room = &mut out.hits.spare_capacity_mut()[..total];
@@ -511,7 +518,12 @@ fn copy_in_order<const D: usize>(
     }
     parts.into_par_iter().enumerate().for_each(|(c, part)| {
         let mut at = 0;
-        for &j in &inverse[c * PIECE..((c + 1) * PIECE).min(n)] {
+        let piece = &inverse[c * PIECE..((c + 1) * PIECE).min(n)];
+        for (i, &j) in piece.iter().enumerate() {
+            if let Some(&a) = piece.get(i + AHEAD) {
+                let (a, c) = (a as usize, counts[a as usize] as usize);
+                prefetch_slice(&runs[a / per][starts[a]..starts[a] + c]);
+            }
             let (j, count) = (j as usize, counts[j as usize] as usize);
             let s = starts[j];
             let (to, from) = (&mut part[at..at + count], &runs[j / per][s..s + count]);
@@ -530,6 +542,10 @@ fn copy_in_order<const D: usize>(
     // assertion panicked, and this is not reached).
     unsafe { out.hits.set_len(base + total) };
 }
+
+/// How many lists ahead the copy into input order asks for the one it
+/// will copy (see [`prefetch_slice`]).
+const AHEAD: usize = 8;
 
 /// A run of points in curve order and its count of answers a point.
 type RunOf<'a, const D: usize> = (&'a [[f64; D]], &'a mut [u32]);

@@ -341,8 +341,14 @@ pub(super) unsafe fn scan_below_avx512<const D: usize>(g: &mut Group<D>, p: &[f6
     }
 }
 
-/// [`kth_count`] with AVX-512F: each value against eight at once, the
-/// counts from the compare masks.
+/// [`kth_count`] with AVX-512F, as [`kth_avx2`](super::avx2::kth_avx2):
+/// each lane counts the values below it and at most it (a masked add of
+/// one a compare), every value broadcast against all the lanes in use;
+/// the k-th is the value whose lane has fewer than `k` below and at least
+/// `k` at most it. (A value's counts from the popcounts of its compare
+/// masks, a value at a time, were a chain of moves from mask to integer
+/// registers and a popcount the target features did not include, emulated
+/// by shuffles: an eighth of a k = 5 batch's time.)
 ///
 /// # Safety
 /// The CPU must have AVX-512F.
@@ -351,21 +357,29 @@ pub(super) unsafe fn scan_below_avx512<const D: usize>(g: &mut Group<D>, p: &[f6
 pub(super) unsafe fn kth_avx512(v: &[f64; KTH_BY_COUNT], n: usize, k: usize) -> f64 {
     const { assert!(KTH_BY_COUNT == 32) };
     use std::arch::x86_64::*;
+    const ROWS: usize = KTH_BY_COUNT / 8;
     // SAFETY: `v` holds four rows of eight.
-    let rows: [__m512d; 4] = std::array::from_fn(|r| unsafe { _mm512_loadu_pd(v.as_ptr().add(r * 8)) });
-    let used = &rows[..n.div_ceil(8)];
-    let mut kth = f64::INFINITY;
-    for &x in &v[..n] {
-        let xv = _mm512_set1_pd(x);
-        let (mut lt, mut le) = (0, 0);
-        for &row in used {
-            // (Padding NaN compares false both ways.)
-            lt += _mm512_cmp_pd_mask::<_CMP_LT_OQ>(row, xv).count_ones() as usize;
-            le += _mm512_cmp_pd_mask::<_CMP_LE_OQ>(row, xv).count_ones() as usize;
+    let rows: [__m512d; ROWS] = std::array::from_fn(|r| unsafe { _mm512_loadu_pd(v.as_ptr().add(r * 8)) });
+    let used = n.div_ceil(8);
+    let (zero, one) = (_mm512_setzero_si512(), _mm512_set1_epi64(1));
+    let (mut lt, mut le) = ([zero; ROWS], [zero; ROWS]);
+    for &y in &v[..n] {
+        let yv = _mm512_set1_pd(y);
+        for r in 0..used {
+            // (A padding lane, NaN, has nothing below it nor at most it.)
+            lt[r] = _mm512_mask_add_epi64(lt[r], _mm512_cmp_pd_mask::<_CMP_LT_OQ>(yv, rows[r]), lt[r], one);
+            le[r] = _mm512_mask_add_epi64(le[r], _mm512_cmp_pd_mask::<_CMP_LE_OQ>(yv, rows[r]), le[r], one);
         }
-        kth = if lt < k && le >= k { x } else { kth };
     }
-    kth
+    // The lanes holding the k-th (all of them equal, padding never: it
+    // has none at most it, and k >= 1), the rest at +inf.
+    let kv = _mm512_set1_epi64(k as i64);
+    let mut kth = _mm512_set1_pd(f64::INFINITY);
+    for r in 0..used {
+        let at = _mm512_cmplt_epi64_mask(lt[r], kv) & _mm512_cmpge_epi64_mask(le[r], kv);
+        kth = _mm512_mask_min_pd(kth, at, kth, rows[r]);
+    }
+    _mm512_reduce_min_pd(kth)
 }
 
 /// [`Group::scan`] with AVX-512F: [`chunk_d2_avx512`] on every chunk.
