@@ -219,6 +219,8 @@ def main():
         ll = os.path.join(d, name + ".csv")
         xy = os.path.join(d, name + "_tm35.csv")
         truth = project_traces(ll, xy, tr)
+        # segdist's default radius (segdist_match::default_radius, 3 sigma
+        # and at least 50 m), given to both: FMM has no default of its own.
         k, radius = 8, max(3 * noise, 50.0)
         common = ["--sigma", str(noise), "--radius", str(radius), "--k", str(k), "-q"]
         out = os.path.join(d, "out.csv")

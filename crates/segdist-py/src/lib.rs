@@ -30,6 +30,7 @@ fn _segdist(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<index::SegmentIndex>()?;
     m.add_class::<index::Polyline>()?;
     m.add_class::<matching::RoadNetwork>()?;
+    m.add_function(wrap_pyfunction!(matching::default_radius, m)?)?;
     m.add_function(wrap_pyfunction!(geo::geodesic, m)?)?;
     m.add_class::<geo::GeoIndex>()?;
     m.add_function(wrap_pyfunction!(arrays::class_codes, m)?)?;

@@ -89,7 +89,7 @@ impl RoadNetwork {
 
     /// Matches the traces: `trace` (int64 per fix; a trace is a run of
     /// equal values), `xy` (`(N, 2)` float64), `time` (float64 per fix, or
-    /// empty for none). Returns the columns line, part, segment, t,
+    /// empty for none); `radius` `None`: [`default_radius`] of `sigma`. Returns the columns line, part, segment, t,
     /// distance, x, y, along, sub_match, state.
     #[allow(clippy::too_many_arguments)]
     fn match_traces<'py>(
@@ -100,7 +100,7 @@ impl RoadNetwork {
         time: PyReadonlyArray1<'_, f64>,
         sigma: f64,
         beta: f64,
-        radius: f64,
+        radius: Option<f64>,
         k: usize,
         max_speed: f64,
         acceleration: f64,
@@ -117,6 +117,7 @@ impl RoadNetwork {
                 time.len()
             )));
         }
+        let radius = radius.unwrap_or_else(|| segdist_match::default_radius(sigma));
         let options = MatchOptions { sigma, beta, radius, k, max_speed, acceleration, ..Default::default() };
         let matcher = Matcher::new(&self.graph, options).map_err(|e| PyValueError::new_err(e.to_string()))?;
         // Runs of equal ids; an id seen again after another is an error.
@@ -188,4 +189,11 @@ impl RoadNetwork {
             ],
         )
     }
+}
+
+/// The radius a match looks for candidates within when none is given:
+/// `segdist_match::default_radius` (3 × sigma, at least 50).
+#[pyfunction]
+pub fn default_radius(sigma: f64) -> f64 {
+    segdist_match::default_radius(sigma)
 }

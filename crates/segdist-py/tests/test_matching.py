@@ -111,6 +111,20 @@ def test_unmatched_fixes_and_string_trace_ids():
     assert np.isnan(m.distance[1]) and m.distance[0] == 1.0
 
 
+def test_default_radius_is_three_sigma_at_least_fifty():
+    assert [segdist.default_radius(s) for s in (5.0, 16.0, 20.0, 40.0)] == [50.0, 50.0, 60.0, 120.0]
+    assert segdist.default_radius(float("nan")) == 50.0
+    # A fix 55 m from the road: within 3 sigma at sigma 20 (60 m), not at
+    # sigma 10 (50 m); the default and the same radius given agree.
+    net = segdist.RoadNetwork([[[0, 0], [1000, 0]]])
+    xy = [[100, 1], [140, 55], [180, 1]]
+    for sigma, line in [(10.0, -1), (20.0, 0)]:
+        m = net.match([0, 0, 0], xy, sigma=sigma)
+        assert m.line[1] == line
+        given = net.match([0, 0, 0], xy, sigma=sigma, radius=segdist.default_radius(sigma))
+        assert (given.line == m.line).all() and np.array_equal(given.distance, m.distance, equal_nan=True)
+
+
 def test_geographic_distances_are_metres():
     net = segdist.RoadNetwork([[[24.94, 60.17], [24.96, 60.17]]], geographic=True)
     m = net.match([0, 0], [[24.945, 60.17003], [24.946, 60.17003]])

@@ -62,6 +62,7 @@ __all__ = [
     "RoadNetwork",
     "Matched",
     "match",
+    "default_radius",
     "geodesic",
     "GeoProjection",
     "GeoIndex",
@@ -676,7 +677,7 @@ class Polyline:
 
 from ._geo import GeoIndex, GeoNearest, GeoProjection, geodesic  # noqa: E402
 from ._join import sjoin_nearest  # noqa: E402
-from ._matching import Matched, RoadNetwork, match  # noqa: E402
+from ._matching import Matched, RoadNetwork, default_radius, match  # noqa: E402
 
 
 def __dir__():

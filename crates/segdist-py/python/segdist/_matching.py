@@ -113,8 +113,9 @@ class RoadNetwork:
         """Matches every trace: ``trace`` an id per fix (a trace's fixes
         consecutive), ``xy`` ``(N, 2)`` positions, ``time`` seconds per fix
         (optional; must not go back within a trace). ``sigma`` is the GPS
-        noise, ``radius`` where candidates are looked for (default 3 ×
-        sigma, at least 50), ``k`` candidate roads per fix, ``beta`` the
+        noise, ``radius`` where candidates are looked for (default
+        :func:`default_radius` of sigma: 3 × sigma, at least 50), ``k``
+        candidate roads per fix, ``beta`` the
         transition's scale, ``max_speed`` the fastest a vehicle goes (with
         times), ``acceleration`` how much its velocity wanders (with times,
         the fixes are smoothed before matching and along the matched route
@@ -134,9 +135,25 @@ class RoadNetwork:
             codes = np.unique(ids, return_inverse=True)[1].astype(np.int64).reshape(-1)
         pts = np.ascontiguousarray(np.asarray(xy, dtype=np.float64).reshape(-1, 2))
         t = np.zeros(0) if time is None else np.ascontiguousarray(np.asarray(time, dtype=np.float64).reshape(-1))
-        r = max(3.0 * sigma, 50.0) if radius is None else float(radius)
+        r = None if radius is None else float(radius)
         cols = self._native.match_traces(codes, pts, t, float(sigma), float(beta), r, int(k), float(max_speed), float(acceleration), threads)
         return Matched(*cols[:9], _STATES[cols[9]])
+
+
+def default_radius(sigma: float) -> float:
+    """The radius :meth:`RoadNetwork.match` and :func:`match` look for
+    candidates within when none is given: 3 × ``sigma``, at least 50
+    (metres where the network is geographic), as the command line's
+    ``segdist match`` and the Rust crate's ``default_radius``. A fix lies
+    over 3 sigma across its road for 0.27 % of fixes; the floor keeps a
+    small, often optimistic, sigma from leaving real fixes without
+    candidates. A NaN sigma gives 50.
+
+    >>> import segdist
+    >>> segdist.default_radius(5.0), segdist.default_radius(20.0)
+    (50.0, 60.0)
+    """
+    return _segdist.default_radius(float(sigma))
 
 
 def match(

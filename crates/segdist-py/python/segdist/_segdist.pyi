@@ -93,13 +93,14 @@ class RoadNetwork:
         time: npt.NDArray[np.float64],
         sigma: float,
         beta: float,
-        radius: float,
+        radius: Optional[float],
         k: int,
         max_speed: float,
         acceleration: float,
         threads: Optional[int],
     ) -> tuple[npt.NDArray[Any], ...]: ...
 
+def default_radius(sigma: float) -> float: ...
 def geodesic(
     a: npt.NDArray[np.float64], b: npt.NDArray[np.float64], p: npt.NDArray[np.float64], threads: Optional[int] = None
 ) -> tuple[npt.NDArray[np.float64], ...]: ...
