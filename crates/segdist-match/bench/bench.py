@@ -28,6 +28,7 @@ network object, built in Python, not counted).
     python3 crates/segdist-match/bench/bench.py              # 200 traces per case
     python3 crates/segdist-match/bench/bench.py --traces 50 --runs 1
     python3 crates/segdist-match/bench/bench.py --city --traces 100
+    python3 crates/segdist-match/bench/bench.py --k 12          # more candidates a fix
 
 With --city, the network is `segdist-bench`'s synthetic city (`mapmatch::city`:
 a 10 km square of 100 m blocks, 18,552 lines, 37,104 segments, arteries,
@@ -188,6 +189,7 @@ def main():
     ap.add_argument("--dir", default=None)
     ap.add_argument("--city", action="store_true", help="the synthetic 10 km city (segdist-bench's mapmatch::city)")
     ap.add_argument("--delta", type=float, default=3000.0, help="FMM's UBODT bound (m)")
+    ap.add_argument("--k", type=int, default=8, help="candidate roads a fix, for segdist and FMM (segdist's default: 8)")
     a = ap.parse_args()
     d = a.dir or tempfile.mkdtemp(prefix="segdist-match-bench-")
     subprocess.run([BENCH, "match-data", d, str(a.traces)] + (["--city"] if a.city else []), check=True,
@@ -221,7 +223,7 @@ def main():
         truth = project_traces(ll, xy, tr)
         # segdist's default radius (segdist_match::default_radius, 3 sigma
         # and at least 50 m), given to both: FMM has no default of its own.
-        k, radius = 8, max(3 * noise, 50.0)
+        k, radius = a.k, max(3 * noise, 50.0)
         common = ["--sigma", str(noise), "--radius", str(radius), "--k", str(k), "-q"]
         out = os.path.join(d, "out.csv")
         geo_s = timed([SEGDIST, "match", "--points", ll, "--lines", os.path.join(d, "roads.geojson"), "-o", out] + common, a.runs, out)
