@@ -373,12 +373,9 @@ impl<const D: usize> Index<D> {
                 // The list a few ahead is asked for now: each is read from
                 // anywhere in the runs, mostly from memory.
                 if let Some(&a) = inverse.get(i + AHEAD) {
-                    let (a, c) = (a as usize, counts[a as usize] as usize);
-                    prefetch_slice(&runs[a / per][starts[a]..starts[a] + c]);
+                    prefetch_slice(list_of(&runs, &counts, &starts, per, a));
                 }
-                let (j, c) = (j as usize, counts[j as usize] as usize);
-                let s = starts[j];
-                out.hits.extend_from_slice(&runs[j / per][s..s + c]);
+                out.hits.extend_from_slice(list_of(&runs, &counts, &starts, per, j));
                 out.offsets.push(out.hits.len());
             }
         }
@@ -521,12 +518,11 @@ fn copy_in_order<const D: usize>(
         let piece = &inverse[c * PIECE..((c + 1) * PIECE).min(n)];
         for (i, &j) in piece.iter().enumerate() {
             if let Some(&a) = piece.get(i + AHEAD) {
-                let (a, c) = (a as usize, counts[a as usize] as usize);
-                prefetch_slice(&runs[a / per][starts[a]..starts[a] + c]);
+                prefetch_slice(list_of(runs, counts, starts, per, a));
             }
-            let (j, count) = (j as usize, counts[j as usize] as usize);
-            let s = starts[j];
-            let (to, from) = (&mut part[at..at + count], &runs[j / per][s..s + count]);
+            let from = list_of(runs, counts, starts, per, j);
+            let count = from.len();
+            let to = &mut part[at..at + count];
             // SAFETY: `to` and `from` both hold `count` places (sliced just
             // above), in different buffers; `MaybeUninit<Hit>` is laid out
             // as `Hit`, which is `Copy`. (`write_copy_of_slice` is the safe
@@ -541,6 +537,21 @@ fn copy_in_order<const D: usize>(
     // just above (each piece's part, its lists end to end; else an
     // assertion panicked, and this is not reached).
     unsafe { out.hits.set_len(base + total) };
+}
+
+/// The list of the point at `j` on the curve in
+/// [`search_sorted_flat`](Index::search_sorted_flat)'s runs: `counts[j]`
+/// answers from `starts[j]` in run `j / per`.
+#[inline(always)]
+fn list_of<'a, const D: usize>(
+    runs: &'a [Vec<Hit<D>>],
+    counts: &[u32],
+    starts: &[usize],
+    per: usize,
+    j: u32,
+) -> &'a [Hit<D>] {
+    let j = j as usize;
+    &runs[j / per][starts[j]..starts[j] + counts[j] as usize]
 }
 
 /// How many lists ahead the copy into input order asks for the one it

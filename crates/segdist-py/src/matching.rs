@@ -89,8 +89,9 @@ impl RoadNetwork {
 
     /// Matches the traces: `trace` (int64 per fix; a trace is a run of
     /// equal values), `xy` (`(N, 2)` float64), `time` (float64 per fix, or
-    /// empty for none); `radius` `None`: [`default_radius`] of `sigma`. Returns the columns line, part, segment, t,
-    /// distance, x, y, along, sub_match, state.
+    /// empty for none); `radius` `None`: [`default_radius`] of `sigma`.
+    /// Returns the columns line, part, segment, t, distance, x, y, along,
+    /// sub_match, state.
     #[allow(clippy::too_many_arguments)]
     fn match_traces<'py>(
         &self,

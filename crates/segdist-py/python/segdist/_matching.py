@@ -115,9 +115,9 @@ class RoadNetwork:
         (optional; must not go back within a trace). ``sigma`` is the GPS
         noise, ``radius`` where candidates are looked for (default
         :func:`default_radius` of sigma: 3 × sigma, at least 50), ``k``
-        candidate roads per fix, ``beta`` the
-        transition's scale, ``max_speed`` the fastest a vehicle goes (with
-        times), ``acceleration`` how much its velocity wanders (with times,
+        candidate roads per fix, ``beta`` the transition's scale,
+        ``max_speed`` the fastest a vehicle goes (with times),
+        ``acceleration`` how much its velocity wanders (with times,
         the fixes are smoothed before matching and along the matched route
         after; 0 turns that off). Traces run on all cores (``threads`` to
         choose), the GIL released.
