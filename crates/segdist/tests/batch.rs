@@ -61,6 +61,33 @@ fn every_isa_matches_scalar_bit_for_bit_3d() {
     bit_identical::<3>();
 }
 
+/// Calls of one to nine pairs (the index's few candidates of one query;
+/// up to eight go through one AVX-512 register, not two): every family in
+/// such calls, every instruction set, both tiers, segment and line, 2D and
+/// 3D, against the scalar methods bit for bit.
+#[test]
+fn short_calls_match_scalar_bit_for_bit() {
+    fn short<const D: usize>() {
+        for isa in isas() {
+            for tier in [Tier::Accurate, Tier::Fast] {
+                for line in [false, true] {
+                    let opts = Options { line, tier, threads: Some(1), isa };
+                    for (fam, a, b, p) in &families::<D>(90) {
+                        let (mut at, mut len) = (0, 1);
+                        while at < p.len() {
+                            let end = (at + len).min(p.len());
+                            check_pairs(&a[at..end], &b[at..end], &p[at..end], &opts, fam);
+                            (at, len) = (end, len % 9 + 1);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    short::<2>();
+    short::<3>();
+}
+
 #[test]
 fn one_to_many_matches_pairs() {
     for isa in isas() {

@@ -688,21 +688,23 @@ pub(super) fn cut2(bound: f64, m: f64) -> f64 {
     cut * cut * (1.0 + SLACK)
 }
 
-/// Puts `x` into `least` (ascending, at most `k` long) after the values
-/// equal to it: in place of the largest when the list is full (the caller
-/// has checked that `x` is below it), moved down past the larger ones. For
-/// small `k`: a few moves, where `Vec::insert` calls `memmove`.
+/// Puts `x` (never NaN) into `least` (ascending, at most `k` long): in
+/// place of the largest when the list is full (the caller has checked that
+/// `x` is below it), else one longer. Without a branch a value: each place
+/// takes the least of its own value and the greater of `x` and the value
+/// below it, from the top down. (Moving the larger values up one by one
+/// until `x`'s place stopped at a branch that went either way; one query
+/// at a time, k = 5: 0.89-0.97 of the time, 10,000 to 1 M segments.)
 #[inline(always)]
 pub(super) fn insert_least(least: &mut Vec<f64>, k: usize, x: f64) {
     if least.len() < k {
-        least.push(x);
+        least.push(f64::INFINITY);
     }
-    let mut at = least.len() - 1;
-    while at > 0 && least[at - 1] > x {
-        least[at] = least[at - 1];
-        at -= 1;
+    let n = least.len();
+    for i in (1..n).rev() {
+        least[i] = fmax(least[i - 1], fmin(x, least[i]));
     }
-    least[at] = x;
+    least[0] = fmin(x, least[0]);
 }
 
 /// A lower bound on the distance from the query just scanned to every

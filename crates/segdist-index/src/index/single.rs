@@ -545,9 +545,17 @@ impl<const D: usize> Index<D> {
             Want::All => {}
         }
         let mut mask = lanes::at_most::<AVX2>(&lower, 1.0, st.bound * (1.0 + SLACK)) & real;
+        // A k-nearest or radius candidate's record is read for its id once
+        // the walk is done: asked for now, its cache miss overlaps the walk
+        // (one query at a time, k = 5, 1 M segments: 0.92-0.98 of the time;
+        // 100,000 and 10 M: within the runs' spread).
+        let pf = !matches!(st.want, Want::Nearest(1));
         while mask != 0 {
             let c = mask.trailing_zeros() as usize;
             mask &= mask - 1;
+            if pf {
+                self.prefetch_segment((base + c) as u32);
+            }
             s.cands.push((lower[c], (base + c) as u32));
         }
     }
