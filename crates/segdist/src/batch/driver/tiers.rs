@@ -57,8 +57,6 @@ unsafe fn accurate_avx512<const D: usize, const LINE: bool, const FULL: bool>(bl
     if !LINE && unsafe { one_segment_block::<D, FULL, true>(blk, m) } {
         return;
     }
-    // Sixteen lanes, two interleaved chains of eight (`Z16`): pairs 4.7 ->
-    // 3.3 G cycles on 200k (3D: 9.5 -> 8.5) against one register a vector.
     // Up to eight queries (the index's few candidates of one query), one
     // register: the second chain of sixteen lanes was work for none of
     // them (one to eight pairs, `pairs`: 127-137 -> 92-99 ns a call).
@@ -66,6 +64,8 @@ unsafe fn accurate_avx512<const D: usize, const LINE: bool, const FULL: bool>(bl
         accurate_shared_or_not::<crate::lanes::Z8, D, LINE, FULL>(blk, m);
         return;
     }
+    // Sixteen lanes, two interleaved chains of eight (`Z16`): pairs 4.7 ->
+    // 3.3 G cycles on 200k (3D: 9.5 -> 8.5) against one register a vector.
     accurate_shared_or_not::<crate::lanes::Avx512, D, LINE, FULL>(blk, m);
 }
 
