@@ -293,6 +293,94 @@ unsafe fn stream_lines(dst: *mut u64, src: *const u64, runs: usize) {
     }
 }
 
+/// Appends `src` to `v` by non-temporal stores where the CPU has them
+/// (x86-64, and `T` in whole aligned words of 8 bytes), else as
+/// `extend_from_slice`: for values written once and read back only much
+/// later, from memory (a k-nearest or radius batch's answers in curve
+/// order). Plain stores to such cold lines each wait for the line to be
+/// read first, and fill the store buffer meanwhile: every later store and
+/// any load that must wait for one stalls behind them. The caller must
+/// [`fence`] before the values are read by another thread.
+#[inline]
+pub(crate) fn stream_extend<T: Copy>(v: &mut Vec<T>, src: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    if Stream::<T>::WORDS {
+        reserve_big(v, src.len());
+        let words = std::mem::size_of_val(src) / 8;
+        if words > 0 {
+            // SAFETY: room for `src.len()` more values after `len` (just
+            // reserved), aligned to 8 as `src` is (`WORDS`); two buffers.
+            unsafe {
+                stream_words(v.as_mut_ptr().add(v.len()).cast(), src.as_ptr().cast(), words);
+                v.set_len(v.len() + src.len());
+            }
+        }
+        return;
+    }
+    reserve_big(v, src.len());
+    v.extend_from_slice(src);
+}
+
+/// Writes `src` at `dst` by non-temporal stores where the CPU has them
+/// (as [`stream_extend`]), else plainly.
+///
+/// # Safety
+/// `dst` must be valid for `src.len()` values and not overlap `src`.
+#[inline]
+pub(crate) unsafe fn stream_to<T: Copy>(dst: *mut T, src: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    if Stream::<T>::WORDS {
+        let words = std::mem::size_of_val(src) / 8;
+        if words > 0 {
+            // SAFETY: this function's contract; aligned to 8 (`WORDS`).
+            unsafe { stream_words(dst.cast(), src.as_ptr().cast(), words) };
+        }
+        return;
+    }
+    // SAFETY: this function's contract.
+    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
+}
+
+/// Orders the non-temporal stores of [`stream_extend`] before what
+/// follows (nothing where there are none).
+#[inline]
+pub(crate) fn fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of x86-64.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+}
+
+/// Copies `words` words of 8 bytes from `src` to `dst` with non-temporal
+/// stores (`movnti`, SSE2), in assembly as [`stream_lines`].
+///
+/// # Safety
+/// Both must be valid for `8 · words` bytes and aligned to 8 bytes, and not
+/// overlap; `words` more than 0.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn stream_words(dst: *mut u64, src: *const u64, words: usize) {
+    // SAFETY: this function's contract; the loop reads and writes only
+    // those bytes, and touches no stack.
+    unsafe {
+        std::arch::asm!(
+            "2:",
+            "mov {a}, qword ptr [{s}]",
+            "movnti qword ptr [{d}], {a}",
+            "add {s}, 8",
+            "add {d}, 8",
+            "dec {n}",
+            "jnz 2b",
+            s = inout(reg) src => _,
+            d = inout(reg) dst => _,
+            n = inout(reg) words => _,
+            a = out(reg) _,
+            options(nostack),
+        );
+    }
+}
+
 /// Below this, a system call costs more than the faults it saves (a 4 MB
 /// buffer holds at least one whole, aligned 2 MB page; a column of a
 /// million `f64`, 8,000,000 bytes, must be in).

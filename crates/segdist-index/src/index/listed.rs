@@ -278,16 +278,17 @@ pub(super) fn kth_of(v: &[f64], k: usize, least: &mut Vec<f64>, form: Form) -> f
         }
         return least[k - 1];
     }
+    #[cfg(target_arch = "x86_64")]
+    if form == AVX512 && std::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F, checked just above.
+        return unsafe { super::simd::kth_gathered_avx512(v, k) };
+    }
     let mut w = [f64::NAN; KTH_BY_COUNT];
     w[..v.len()].copy_from_slice(v);
     #[cfg(not(target_arch = "x86_64"))]
     let _ = form;
     #[cfg(target_arch = "x86_64")]
     {
-        if form == AVX512 && std::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F, checked just above.
-            return unsafe { super::simd::kth_avx512(&w, v.len(), k) };
-        }
         if form >= AVX2 && super::avx2::has_avx2_fma() {
             // SAFETY: the CPU has AVX2 and POPCNT, checked just above.
             return unsafe { super::avx2::kth_avx2(&w, v.len(), k) };

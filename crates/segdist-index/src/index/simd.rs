@@ -382,6 +382,99 @@ pub(super) unsafe fn kth_avx512(v: &[f64; KTH_BY_COUNT], n: usize, k: usize) -> 
     _mm512_reduce_min_pd(kth)
 }
 
+/// [`kth_avx512`] on `v` itself (`1 <= k <= v.len() <= 32`), its rows
+/// gathered a value at a time: `v` was just written by the scan's packed
+/// stores, and a whole row loaded from there, or from a copy, could not be
+/// forwarded from those stores, waiting for them (and every store before
+/// them, some bound for memory) to reach the cache.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn kth_gathered_avx512(v: &[f64], k: usize) -> f64 {
+    use std::arch::x86_64::*;
+    let n = v.len();
+    debug_assert!(1 <= k && k <= n && n <= KTH_BY_COUNT);
+    if n > 16 {
+        let mut w = [f64::NAN; KTH_BY_COUNT];
+        w[..n].copy_from_slice(v);
+        // SAFETY: the CPU has AVX-512F (this function's contract).
+        return unsafe { kth_avx512(&w, n, k) };
+    }
+    // Two rows of eight, in registers.
+    let lanes = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    let nan = _mm512_set1_pd(f64::NAN);
+    let real = ((1u32 << n) - 1) as u16;
+    // SAFETY: the lanes gathered (`real`) are values of `v`.
+    let (r0, r1) = unsafe {
+        (
+            _mm512_mask_i64gather_pd::<8>(nan, real as u8, lanes, v.as_ptr()),
+            _mm512_mask_i64gather_pd::<8>(
+                nan,
+                (real >> 8) as u8,
+                _mm512_add_epi64(lanes, _mm512_set1_epi64(8)),
+                v.as_ptr(),
+            ),
+        )
+    };
+    let (zero, one) = (_mm512_setzero_si512(), _mm512_set1_epi64(1));
+    let (mut lt0, mut le0, mut lt1, mut le1) = (zero, zero, zero, zero);
+    for &y in v {
+        // (A padding lane, NaN, has nothing below it nor at most it.)
+        let yv = _mm512_set1_pd(y);
+        lt0 = _mm512_mask_add_epi64(lt0, _mm512_cmp_pd_mask::<_CMP_LT_OQ>(yv, r0), lt0, one);
+        le0 = _mm512_mask_add_epi64(le0, _mm512_cmp_pd_mask::<_CMP_LE_OQ>(yv, r0), le0, one);
+        lt1 = _mm512_mask_add_epi64(lt1, _mm512_cmp_pd_mask::<_CMP_LT_OQ>(yv, r1), lt1, one);
+        le1 = _mm512_mask_add_epi64(le1, _mm512_cmp_pd_mask::<_CMP_LE_OQ>(yv, r1), le1, one);
+    }
+    let kv = _mm512_set1_epi64(k as i64);
+    let inf = _mm512_set1_pd(f64::INFINITY);
+    let at0 = _mm512_cmplt_epi64_mask(lt0, kv) & _mm512_cmpge_epi64_mask(le0, kv);
+    let at1 = _mm512_cmplt_epi64_mask(lt1, kv) & _mm512_cmpge_epi64_mask(le1, kv);
+    _mm512_reduce_min_pd(_mm512_min_pd(_mm512_mask_mov_pd(inf, at0, r0), _mm512_mask_mov_pd(inf, at1, r1)))
+}
+
+/// Which of the first `n` of (`d`, `id`) comes at each place, as
+/// `places`' count, with AVX-512F: each pair against eight at once, its
+/// place the popcount of the compare masks. The rows are gathered a value
+/// at a time, as in [`kth_gathered_avx512`]: `d` and `id` were just
+/// written a value at a time.
+///
+/// # Safety
+/// The CPU must have AVX-512F and POPCNT.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,popcnt")]
+pub(super) unsafe fn places_avx512<const N: usize>(d: &[u64; N], id: &[u64; N], n: usize) -> [u32; N] {
+    use std::arch::x86_64::*;
+    const { assert!(N == 32) };
+    let used = n.div_ceil(8);
+    let lanes = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    let mut dr = [_mm512_setzero_si512(); 4];
+    let mut ir = [_mm512_setzero_si512(); 4];
+    for r in 0..used {
+        let at = _mm512_add_epi64(lanes, _mm512_set1_epi64((r * 8) as i64));
+        // SAFETY: `d` and `id` hold 32 numbers; lanes up to 8r + 7 < 32.
+        unsafe {
+            dr[r] = _mm512_i64gather_epi64::<8>(at, d.as_ptr().cast());
+            ir[r] = _mm512_i64gather_epi64::<8>(at, id.as_ptr().cast());
+        }
+    }
+    let mut at = [0u32; N];
+    for i in 0..n {
+        let (di, ii) = (_mm512_set1_epi64(d[i] as i64), _mm512_set1_epi64(id[i] as i64));
+        let mut place = 0u32;
+        for r in 0..used {
+            // (Padding, `i64::MAX` in both, comes before none.)
+            let before = _mm512_cmplt_epi64_mask(dr[r], di)
+                | (_mm512_cmpeq_epi64_mask(dr[r], di) & _mm512_cmplt_epi64_mask(ir[r], ii));
+            place += u32::from(before).count_ones();
+        }
+        at[place as usize] = i as u32;
+    }
+    at
+}
+
 /// [`Group::scan`] with AVX-512F: [`chunk_d2_avx512`] on every chunk.
 ///
 /// # Safety

@@ -18,42 +18,49 @@ pub(crate) enum Want {
 
 /// Up to this many survivors are ranked by counting (each one's place is
 /// the number before it), more by sorting.
-const RANK_BY_COUNT: usize = 32;
+pub(super) const RANK_BY_COUNT: usize = 32;
 
 /// Which of the first `n` of (`d`, `id`) comes at each place, in the order
 /// of `d` then `id` (pairs all distinct, every number below 2^63): each
-/// one's place is how many come before it. With AVX2 where the CPU has it
-/// (chosen at run time), four compares at once.
+/// one's place is how many come before it. With AVX-512 (eight compares at
+/// once, the place a popcount: `simd::places_avx512`) or AVX2 (four) where
+/// the CPU has them, chosen at run time.
 fn places(d: &[u64; RANK_BY_COUNT], id: &[u64; RANK_BY_COUNT], n: usize) -> [u32; RANK_BY_COUNT] {
-    #[inline(always)]
-    fn count(d: &[u64; RANK_BY_COUNT], id: &[u64; RANK_BY_COUNT], n: usize) -> [u32; RANK_BY_COUNT] {
-        let mut at = [0u32; RANK_BY_COUNT];
-        // Whole rows of four: the padding (`i64::MAX`, above every real
-        // pair) counts before none of them.
-        let m = n.div_ceil(4) * 4;
-        for i in 0..n {
-            let (di, ii) = (d[i] as i64, id[i] as i64);
-            let mut place = 0u64;
-            for j in 0..m {
-                let (e, jd) = (d[j] as i64, id[j] as i64);
-                place += u64::from((e < di) | ((e == di) & (jd < ii)));
-            }
-            at[place as usize] = i as u32;
-        }
-        at
-    }
     #[cfg(target_arch = "x86_64")]
     {
         #[target_feature(enable = "avx2")]
         unsafe fn avx2(d: &[u64; RANK_BY_COUNT], id: &[u64; RANK_BY_COUNT], n: usize) -> [u32; RANK_BY_COUNT] {
-            count(d, id, n)
+            places_count(d, id, n)
+        }
+        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has AVX-512F and POPCNT, checked just above.
+            return unsafe { super::simd::places_avx512(d, id, n) };
         }
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2, checked just above.
             return unsafe { avx2(d, id, n) };
         }
     }
-    count(d, id, n)
+    places_count(d, id, n)
+}
+
+/// [`places`] for whatever the caller is compiled for.
+#[inline(always)]
+pub(super) fn places_count(d: &[u64; RANK_BY_COUNT], id: &[u64; RANK_BY_COUNT], n: usize) -> [u32; RANK_BY_COUNT] {
+    let mut at = [0u32; RANK_BY_COUNT];
+    // Whole rows of four: the padding (`i64::MAX`, above every real
+    // pair) counts before none of them.
+    let m = n.div_ceil(4) * 4;
+    for i in 0..n {
+        let (di, ii) = (d[i] as i64, id[i] as i64);
+        let mut place = 0u64;
+        for j in 0..m {
+            let (e, jd) = (d[j] as i64, id[j] as i64);
+            place += u64::from((e < di) | ((e == di) & (jd < ii)));
+        }
+        at[place as usize] = i as u32;
+    }
+    at
 }
 
 impl<const D: usize> Index<D> {

@@ -488,6 +488,34 @@ fn kth_of_finds_the_kth_smallest_in_every_form() {
     }
 }
 
+/// The ranking's places by counting are the places of a sort by
+/// (distance, id), in every form the CPU has: many equal distances, every
+/// count of survivors up to `RANK_BY_COUNT`.
+#[test]
+fn places_rank_by_distance_then_id_in_every_form() {
+    use super::single::{places_count, RANK_BY_COUNT};
+    let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(37);
+    #[cfg(target_arch = "x86_64")]
+    let avx512 = std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("popcnt");
+    for round in 0..2000 {
+        let n = 1 + round % RANK_BY_COUNT;
+        let (mut d, mut id) = ([i64::MAX as u64; RANK_BY_COUNT], [i64::MAX as u64; RANK_BY_COUNT]);
+        let mut ids: Vec<u64> = (0..1000).collect();
+        for i in 0..n {
+            d[i] = if r.gen_range(0..3) == 0 { r.gen_range(0..4u64) } else { r.gen_range(0..1u64 << 62) };
+            id[i] = ids.swap_remove(r.gen_range(0..ids.len()));
+        }
+        let mut want: Vec<u32> = (0..n as u32).collect();
+        want.sort_by_key(|&i| (d[i as usize], id[i as usize]));
+        assert_eq!(places_count(&d, &id, n)[..n], want[..], "n {n}");
+        #[cfg(target_arch = "x86_64")]
+        if avx512 {
+            // SAFETY: the CPU has AVX-512F and POPCNT, checked above.
+            assert_eq!(unsafe { super::simd::places_avx512(&d, &id, n) }[..n], want[..], "n {n}");
+        }
+    }
+}
+
 /// The scan that lists the lanes at most a threshold lists exactly those,
 /// in order, and never a padding lane (at +inf, even under a threshold of
 /// +inf), in every form, each against its own squared distances.
