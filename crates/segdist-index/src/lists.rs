@@ -278,9 +278,10 @@ impl<const D: usize> Index<D> {
     /// or the calling thread.
     fn search_sorted(&self, points: &[[f64; D]], want: Want, limit: f64, isa: Isa, par: bool) -> Vec<Vec<Hit<D>>> {
         let (order, sorted) = self.in_curve_order(points, form_of(isa), par);
+        let group = list_group(sorted.len(), self.len());
         let run = |(chunk, out): (&[[f64; D]], &mut [Vec<Hit<D>>])| {
             let mut next = 0;
-            self.search_run(chunk, want, limit, isa, |found| {
+            self.search_run(chunk, want, limit, isa, group, |found| {
                 out[next] = found.iter().map(|f| self.hit(f)).collect();
                 next += 1;
             });
@@ -344,6 +345,7 @@ impl<const D: usize> Index<D> {
             _ => (order, sorted),
         };
         let n = sorted.len();
+        let group = list_group(n, self.len());
         let mut counts: Vec<u32> = take_of(0, n);
         let run = |((run, counts), hits): (RunOf<'_, D>, &mut Vec<Hit<D>>)| {
             hits.clear();
@@ -351,7 +353,7 @@ impl<const D: usize> Index<D> {
             // A point's answers, made here, then streamed to the run's
             // buffer (read back only by the copy into input order).
             let mut stage: Vec<Hit<D>> = Vec::new();
-            self.search_run(run, want, limit, isa, |found| {
+            self.search_run(run, want, limit, isa, group, |found| {
                 counts[next] = found.len() as u32;
                 next += 1;
                 stage.clear();
@@ -424,6 +426,7 @@ impl<const D: usize> Index<D> {
         out: &mut HitLists<D>,
     ) -> Result<(), (Vec<u32>, Vec<[f64; D]>)> {
         let n = sorted.len();
+        let group = list_group(n, self.len());
         let total = n * k;
         let base = out.hits.len();
         reserve_big(&mut out.hits, total);
@@ -432,7 +435,7 @@ impl<const D: usize> Index<D> {
         let run = |(at, run): (usize, &[[f64; D]])| {
             let mut next = at;
             let mut stage: Vec<Hit<D>> = Vec::with_capacity(k);
-            self.search_run(run, Want::Nearest(k), f64::INFINITY, isa, |found| {
+            self.search_run(run, Want::Nearest(k), f64::INFINITY, isa, group, |found| {
                 let i = order[next] as usize;
                 next += 1;
                 if found.len() != k {
@@ -470,9 +473,18 @@ impl<const D: usize> Index<D> {
     }
 
     /// Searches `points` (in curve order) one after the other, groups of
-    /// neighbours sharing a walk, and hands each point's answers to `emit`
-    /// in turn; the kernels in `isa` (see [`QueryOptions::isa`]).
-    fn search_run(&self, points: &[[f64; D]], want: Want, limit: f64, isa: Isa, mut emit: impl FnMut(&[Found<D>])) {
+    /// up to `most` neighbours sharing a walk (see [`list_group`]), and
+    /// hands each point's answers to `emit` in turn; the kernels in `isa`
+    /// (see [`QueryOptions::isa`]).
+    fn search_run(
+        &self,
+        points: &[[f64; D]],
+        want: Want,
+        limit: f64,
+        isa: Isa,
+        most: usize,
+        mut emit: impl FnMut(&[Found<D>]),
+    ) {
         let mut scratch = Scratch::for_isa(isa);
         // (For the points of a group searched alone: `scratch` holds the
         // group's evaluations until its last point is answered.)
@@ -490,7 +502,7 @@ impl<const D: usize> Index<D> {
         let mut guess = f64::INFINITY;
         // (One point at a time until a first point has k answers, as
         // in `nearest_sorted`.)
-        let mut size = if matches!(want, Want::Nearest(_)) { 1 } else { GROUP };
+        let mut size = if matches!(want, Want::Nearest(_)) { 1 } else { most };
         let mut rest = points;
         while !rest.is_empty() {
             let (group, tail) = rest.split_at(size.min(rest.len()));
@@ -526,7 +538,7 @@ impl<const D: usize> Index<D> {
                 None => false,
             };
             if reach.is_some() {
-                size = if shared { (size * 2).min(GROUP) } else { (size / 2).max(1) };
+                size = if shared { (size * 2).min(most) } else { (size / 2).max(1) };
             }
             // The previous point's answers bound the next group's search.
             let before = last;
@@ -551,7 +563,7 @@ impl<const D: usize> Index<D> {
                 guess = (GUESS * far).max(GUESS_FLOOR * cands.m);
             }
             if reach.is_none() && matches!(want, Want::Nearest(k) if prev.len() == k) {
-                size = GROUP;
+                size = most;
             }
         }
     }
@@ -634,6 +646,32 @@ fn list_of<'a, const D: usize>(
 ) -> &'a [Hit<D>] {
     let j = j as usize;
     &runs[j / per][starts[j]..starts[j] + counts[j] as usize]
+}
+
+/// At most this many neighbouring points share a k-nearest or radius
+/// group where the batch has at least as many points as the index has
+/// segments (see [`list_group`]).
+const DENSE_GROUP: usize = 2 * GROUP;
+// (A group's points are a bit each in `Index::search_group`.)
+const _: () = assert!(DENSE_GROUP <= 64);
+
+/// The most points of a k-nearest or radius group: [`DENSE_GROUP`] where
+/// the batch has at least a point a segment, else the nearest batch's
+/// [`GROUP`]. Where points are dense a larger group's walk and candidates
+/// are shared by more points, for little more scanning each; where they
+/// are sparse its box holds too many candidates and more groups fail.
+/// (One thread, 200,000 uniform points over segments at the density of
+/// the bench's, alternated calls, best of 8-12; k = 5 and radius 0.005,
+/// ns a point with 16 → 32: 10,000 segments 242 → 226 and 457 → 441;
+/// 100,000 301-320 → 288-311 and 487-516 → 470-496; 200,000 361 → 348
+/// and 523 → 510; 400,000 405 → 415 and 549 → 553; 1 M 487 → 598 and
+/// 609 → 690. 48 and 64 were no better than 32 where points are dense.)
+fn list_group(points: usize, segments: usize) -> usize {
+    if points >= segments {
+        DENSE_GROUP
+    } else {
+        GROUP
+    }
 }
 
 /// How many lists ahead the copy into input order asks for the one it
