@@ -21,6 +21,8 @@ use segdist_index::{Index, IndexBuilder};
 
 use crate::candidates::CandidateGrid;
 
+mod build;
+
 /// How coordinates are measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Space {
@@ -305,152 +307,7 @@ impl Grid {
 /// The next graph's [`RoadGraph::id`] (from 1: 0 is no graph).
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// What identifies a node: its coordinates, or an id from the data.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum NodeKey {
-    At((u64, u64)),
-    Id(u64),
-}
-
-/// Bit-exact coordinates, for finding shared vertices.
-fn key(p: [f64; 2]) -> (u64, u64) {
-    // +0.0 and -0.0 are the same place.
-    ((p[0] + 0.0).to_bits(), (p[1] + 0.0).to_bits())
-}
-
 impl RoadGraph {
-    fn build(b: GraphBuilder) -> Result<RoadGraph, GraphError> {
-        let geographic = b.space == Space::Geographic;
-        let (mut vertices, mut part_start, mut line_start) = (Vec::new(), Vec::new(), Vec::new());
-        for (l, (parts, _)) in b.lines.iter().enumerate() {
-            line_start.push(part_start.len());
-            for (k, part) in parts.iter().enumerate() {
-                if part.len() < 2 {
-                    return Err(GraphError::ShortPart { line: l, part: k });
-                }
-                if let Some(v) = part
-                    .iter()
-                    .position(|p| !p[0].is_finite() || !p[1].is_finite() || (geographic && p[1].abs() > 90.0))
-                {
-                    return Err(GraphError::BadVertex { line: l, part: k, vertex: v });
-                }
-                part_start.push(vertices.len());
-                vertices.extend_from_slice(part);
-            }
-        }
-        part_start.push(vertices.len());
-        line_start.push(part_start.len() - 1);
-
-        // Lengths along each part.
-        let mut cum = vec![0.0; vertices.len()];
-        for q in 0..part_start.len() - 1 {
-            let (s, e) = (part_start[q], part_start[q + 1]);
-            for v in s + 1..e {
-                cum[v] = cum[v - 1] + seg_len(b.space, vertices[v - 1], vertices[v]);
-            }
-        }
-
-        // How often each coordinate occurs (a vertex repeating its
-        // predecessor counts once).
-        let mut seen: FxHashMap<(u64, u64), u32> = FxHashMap::default();
-        seen.reserve(vertices.len());
-        if b.junctions == Junctions::SharedVertices {
-            // Lines with node ids take no part.
-            let coordinate_parts =
-                (0..b.lines.len()).filter(|&l| b.ends[l].is_none()).flat_map(|l| line_start[l]..line_start[l + 1]);
-            for q in coordinate_parts {
-                for v in part_start[q]..part_start[q + 1] {
-                    if v > part_start[q] && key(vertices[v]) == key(vertices[v - 1]) {
-                        continue;
-                    }
-                    *seen.entry(key(vertices[v])).or_insert(0) += 1;
-                }
-            }
-        }
-        // Nodes by coordinates, and by id for lines that give them.
-        let mut node_of: FxHashMap<NodeKey, u32> = FxHashMap::default();
-        let mut node = |k: NodeKey| {
-            let n = node_of.len() as u32;
-            *node_of.entry(k).or_insert(n)
-        };
-
-        let mut pieces = Vec::new();
-        let mut open = Vec::new();
-        for (l, (parts, direction)) in b.lines.iter().enumerate() {
-            for k in 0..parts.len() {
-                let q = line_start[l] + k;
-                let (s, e) = (part_start[q], part_start[q + 1] - 1);
-                let mut v0 = s;
-                for v in s + 1..=e {
-                    let ids = b.ends[l];
-                    let junction = v == e || (ids.is_none() && seen.get(&key(vertices[v])).is_some_and(|&c| c > 1));
-                    if !junction {
-                        continue;
-                    }
-                    let (from, to) = match ids {
-                        Some((f, t)) => (node(NodeKey::Id(f)), node(NodeKey::Id(t))),
-                        None => (node(NodeKey::At(key(vertices[v0]))), node(NodeKey::At(key(vertices[v])))),
-                    };
-                    pieces.push(Piece { line: l as u32, v0: v0 as u32, v1: v as u32, from, to, len: cum[v] - cum[v0] });
-                    open.push(*direction != Direction::Backward);
-                    open.push(*direction != Direction::Forward);
-                    v0 = v;
-                }
-            }
-        }
-        let mut segment_piece = vec![0u32; vertices.len()];
-        for (i, pc) in pieces.iter().enumerate() {
-            segment_piece[pc.v0 as usize..pc.v1 as usize].fill(i as u32);
-        }
-
-        let nodes = node_of.len();
-        let mut out_start = vec![0u32; nodes + 1];
-        let tail = |a: usize| if a.is_multiple_of(2) { pieces[a / 2].from } else { pieces[a / 2].to };
-        for (a, _) in open.iter().enumerate().filter(|(_, o)| **o) {
-            out_start[tail(a) as usize + 1] += 1;
-        }
-        for n in 0..nodes {
-            out_start[n + 1] += out_start[n];
-        }
-        let mut fill = out_start.clone();
-        let head = |a: usize| if a.is_multiple_of(2) { pieces[a / 2].to } else { pieces[a / 2].from };
-        let mut out = vec![OutArc { arc: 0, head: 0, len: 0.0 }; out_start[nodes] as usize];
-        for (a, _) in open.iter().enumerate().filter(|(_, o)| **o) {
-            let t = tail(a) as usize;
-            out[fill[t] as usize] = OutArc { arc: a as u32, head: head(a), len: pieces[a / 2].len };
-            fill[t] += 1;
-        }
-
-        let features = (0..b.lines.len()).map(|l| &b.lines[l].0[..]);
-        let search = match b.space {
-            Space::Planar => {
-                let mut ib = IndexBuilder::<2>::with_capacity(vertices.len(), part_start.len());
-                for parts in features {
-                    ib.push_multi_polyline(parts.iter().map(|p| &p[..]));
-                }
-                // Every part has two vertices or more, all finite: checked.
-                Search::Planar(ib.build().expect("parts checked above"))
-            }
-            Space::Geographic => Search::Geographic(GeoIndex::from_multi_polylines(features).expect("checked above")),
-        };
-        Ok(RoadGraph {
-            space: b.space,
-            vertices,
-            cum,
-            part_start,
-            line_start,
-            segment_piece,
-            pieces,
-            open,
-            out_start,
-            out,
-            search,
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            grids: Mutex::new(Vec::new()),
-            tables: Mutex::new(Vec::new()),
-        })
-    }
-
     /// The number of nodes.
     ///
     /// See [`GraphBuilder`] for an example.
