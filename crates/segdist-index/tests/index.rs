@@ -71,6 +71,26 @@ fn uniform_segments_3d_match_brute_force() {
     check(&features, &q, 0.03);
 }
 
+/// `nearest` walks on from its descent's path (the other children of the
+/// nodes on it, nearest on top over all levels): trees of one to six
+/// levels, with the first leaf full or partly padding, and points inside
+/// every box, on segments and far outside all of them.
+#[test]
+fn nearest_from_the_descent_path_matches_brute_force_at_every_depth() {
+    let mut r = rng(27);
+    for n in [1, 7, 8, 9, 63, 64, 65, 511, 513, 4095, 4097, 40_000] {
+        let features = uniform_segments::<2>(&mut r, n, 1.0, 0.05);
+        let index = build(&features);
+        let mut q = queries(&mut r, &features, 120, 1.0);
+        q.extend([[-5.0, -5.0], [7.0, 0.5], [0.5, 1e6]]);
+        for p in q {
+            let all = all_hits(&features, p);
+            let got: Vec<Hit<2>> = index.nearest(p).into_iter().collect();
+            same(&got, &all[..1], &format!("nearest, {n} segments"), p);
+        }
+    }
+}
+
 /// Road-network-like: random-walk polylines of many short segments, some
 /// long, a dense junction where many lines meet, multi-part features, at
 /// UTM-sized coordinates.

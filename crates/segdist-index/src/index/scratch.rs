@@ -14,6 +14,8 @@ pub(crate) struct Scratch {
     /// is `..top`, so that pushes can be written without a branch.
     pub(super) stack: Box<[(u32, u32, f64); STACK]>,
     pub(super) top: usize,
+    /// The path of a single query's descent (see `Index::descend`).
+    pub(super) path: [([f64; B], u32, u32); super::single::PATH],
     /// `(lower bound, slot)` of segments that may be in the answer.
     pub(super) cands: Vec<(f64, u32)>,
     /// The smallest upper bounds seen, ascending (at most k); in a group
@@ -246,6 +248,7 @@ impl Default for Scratch {
         Scratch {
             stack: Box::new([(0, 0, 0.0); STACK]),
             top: 0,
+            path: [([0.0; B], 0, 0); super::single::PATH],
             cands: Vec::new(),
             uppers: Vec::new(),
             group: Vec::new(),

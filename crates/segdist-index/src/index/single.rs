@@ -7,6 +7,10 @@
 
 use super::*;
 
+/// Levels below the root a descent's path keeps (a tree of 2^32 segments
+/// has 11).
+pub(super) const PATH: usize = 16;
+
 /// What a search looks for.
 #[derive(Clone, Copy)]
 pub(crate) enum Want {
@@ -401,15 +405,48 @@ impl<const D: usize> Index<D> {
         // batch's previous answer, close by), nor for a radius, which
         // bounds the search from the start.
         let first = match want {
-            Want::Nearest(_) if hint.is_none() => {
-                let first = self.descend::<AVX2>(p);
+            Want::Nearest(1) if hint.is_none() && top <= PATH => {
+                let first = self.descend::<AVX2>(p, &mut s.path);
                 self.scan_leaf::<AVX2>(first, &mut st, s);
+                // The walk goes on from the descent's path, not from the
+                // root: each node on it has been entered (its children's
+                // box distances worked out), so its other children are
+                // pushed, with the first leaf's bound, and no node is
+                // visited twice (10,000 segments: 6.1 nodes entered a
+                // query become 3.4, 300 instructions fewer of some 3,300).
+                // Nearest on top over all levels, a leaf before a node at
+                // the same distance: in the order of the levels (the
+                // leaf's siblings on top) more leaves were scanned than by
+                // the walk from the root (3.3 a query against 3.1; so
+                // ordered, 3.1).
+                s.top = 0;
+                for l in (0..top).rev() {
+                    let (d2, j, c) = s.path[l];
+                    self.push_lanes::<AVX2>(l, j as usize, &d2, 1 << c, &st, s);
+                }
+                s.stack[..s.top].sort_unstable_by(|x, y| y.2.total_cmp(&x.2).then(y.0.cmp(&x.0)));
                 first
             }
-            _ => usize::MAX,
+            Want::Nearest(_) if hint.is_none() && top <= PATH => {
+                // The k nearest walk from the root after the descent: their
+                // looser first bound lets more of the path's other children
+                // pass, and sorting them cost more than the visits saved
+                // (k = 5: 4.6 leaves a query instead of 4.8, no faster).
+                let first = self.descend::<AVX2>(p, &mut s.path);
+                self.scan_leaf::<AVX2>(first, &mut st, s);
+                s.stack[0] = (top as u32, 0, 0.0);
+                s.top = 1;
+                first
+            }
+            _ => {
+                // A radius or a hinted search from the root (and any
+                // search of a tree deeper than `PATH` levels, which 2^32
+                // segments do not make).
+                s.stack[0] = (top as u32, 0, 0.0);
+                s.top = 1;
+                usize::MAX
+            }
         };
-        s.stack[0] = (top as u32, 0, 0.0);
-        s.top = 1;
         while s.top > 0 {
             s.top -= 1;
             let (l, j, bd2) = s.stack[s.top];
@@ -427,9 +464,11 @@ impl<const D: usize> Index<D> {
 
     /// The leaf reached from the root by always entering the child whose
     /// box is nearest to `p` (the first such): where the answer most
-    /// likely lies.
+    /// likely lies. Keeps in `path[l]`, for each level `l` below the root,
+    /// the block of level `l` it entered, its children's squared box
+    /// distances and the child it took: `(d², block, child)`.
     #[inline(always)]
-    fn descend<const AVX2: bool>(&self, p: &[f64; D]) -> usize {
+    fn descend<const AVX2: bool>(&self, p: &[f64; D], path: &mut [([f64; B], u32, u32); PATH]) -> usize {
         let mut j = 0;
         for l in (0..self.levels.len() - 1).rev() {
             let d2 = lanes::box_d2::<D, AVX2>(&self.levels[l].blocks[j], p);
@@ -452,6 +491,7 @@ impl<const D: usize> Index<D> {
                     self.prefetch_inv(n);
                 }
             }
+            path[l] = (d2, j as u32, c as u32);
             j = j * B + c;
         }
         j
@@ -574,13 +614,28 @@ impl<const D: usize> Index<D> {
     /// stalled store forwarding a node).
     #[inline(always)]
     pub(super) fn push_children<const AVX2: bool>(&self, l: usize, j: usize, st: &State<'_, D>, s: &mut Scratch) {
+        let d2 = lanes::box_d2::<D, AVX2>(&self.levels[l].blocks[j], st.p);
+        self.push_lanes::<AVX2>(l, j, &d2, 0, st, s);
+    }
+
+    /// [`push_children`](Self::push_children) given the children's squared
+    /// box distances `d2`, leaving out the lanes of `except`.
+    #[inline(always)]
+    pub(super) fn push_lanes<const AVX2: bool>(
+        &self,
+        l: usize,
+        j: usize,
+        d2: &[f64; B],
+        except: u32,
+        st: &State<'_, D>,
+        s: &mut Scratch,
+    ) {
         let block = &self.levels[l].blocks[j];
         let base = j * B;
-        let d2 = lanes::box_d2::<D, AVX2>(block, st.p);
         // Padding boxes (lo = +inf) are never entered (with no bound yet
         // their +inf distance would pass).
-        let real = lanes::below::<AVX2>(&block.lo[0], f64::INFINITY);
-        let mut mask = lanes::at_most::<AVX2>(&d2, 1.0 - SLACK, st.bound2()) & real;
+        let real = lanes::below::<AVX2>(&block.lo[0], f64::INFINITY) & !except;
+        let mut mask = lanes::at_most::<AVX2>(d2, 1.0 - SLACK, st.bound2()) & real;
         // The passing children, farthest first (in any order for a radius
         // search, which visits all of them).
         let sorted = !matches!(st.want, Want::All);
