@@ -405,48 +405,39 @@ impl<const D: usize> Index<D> {
         // batch's previous answer, close by), nor for a radius, which
         // bounds the search from the start.
         let first = match want {
-            Want::Nearest(1) if hint.is_none() && top <= PATH => {
-                let first = self.descend::<AVX2>(p, &mut s.path);
-                self.scan_leaf::<AVX2>(first, &mut st, s);
-                // The walk goes on from the descent's path, not from the
-                // root: each node on it has been entered (its children's
-                // box distances worked out), so its other children are
-                // pushed, with the first leaf's bound, and no node is
-                // visited twice (10,000 segments: 6.1 nodes entered a
-                // query become 3.4, 300 instructions fewer of some 3,300).
-                // Nearest on top over all levels, a leaf before a node at
-                // the same distance: in the order of the levels (the
-                // leaf's siblings on top) more leaves were scanned than by
-                // the walk from the root (3.3 a query against 3.1; so
-                // ordered, 3.1).
-                s.top = 0;
-                for l in (0..top).rev() {
-                    let (d2, j, c) = s.path[l];
-                    self.push_lanes::<AVX2>(l, j as usize, &d2, 1 << c, &st, s);
-                }
-                s.stack[..s.top].sort_unstable_by(|x, y| y.2.total_cmp(&x.2).then(y.0.cmp(&x.0)));
-                first
-            }
             Want::Nearest(_) if hint.is_none() && top <= PATH => {
-                // The k nearest walk from the root after the descent: their
-                // looser first bound lets more of the path's other children
-                // pass, and sorting them cost more than the visits saved
-                // (k = 5: 4.6 leaves a query instead of 4.8, no faster).
                 let first = self.descend::<AVX2>(p, &mut s.path);
                 self.scan_leaf::<AVX2>(first, &mut st, s);
-                s.stack[0] = (top as u32, 0, 0.0);
-                s.top = 1;
                 first
             }
-            _ => {
-                // A radius or a hinted search from the root (and any
-                // search of a tree deeper than `PATH` levels, which 2^32
-                // segments do not make).
-                s.stack[0] = (top as u32, 0, 0.0);
-                s.top = 1;
-                usize::MAX
-            }
+            // (A tree deeper than `PATH` levels, which 2^32 segments do
+            // not make, is walked from the root without a descent.)
+            _ => usize::MAX,
         };
+        if first != usize::MAX && matches!(want, Want::Nearest(1)) {
+            // The walk goes on from the descent's path, not from the root:
+            // each node on it has been entered (its children's box
+            // distances worked out), so its other children are pushed,
+            // with the first leaf's bound, and no node is visited twice
+            // (10,000 segments: 6.1 nodes entered a query become 3.4, 300
+            // instructions fewer of some 3,300). Nearest on top over all
+            // levels, a leaf before a node at the same distance: in the
+            // order of the levels (the leaf's siblings on top) more leaves
+            // were scanned than by the walk from the root (3.3 a query
+            // against 3.1; so ordered, 3.1). The k nearest walk from the
+            // root: their looser first bound lets more of the path's other
+            // children pass, and sorting them cost more than the visits
+            // saved (k = 5: 4.6 leaves a query instead of 4.8, no faster).
+            s.top = 0;
+            for l in (0..top).rev() {
+                let (d2, j, c) = s.path[l];
+                self.push_lanes::<AVX2>(l, j as usize, &d2, 1 << c, &st, s);
+            }
+            s.stack[..s.top].sort_unstable_by(|x, y| y.2.total_cmp(&x.2).then(y.0.cmp(&x.0)));
+        } else {
+            s.stack[0] = (top as u32, 0, 0.0);
+            s.top = 1;
+        }
         while s.top > 0 {
             s.top -= 1;
             let (l, j, bd2) = s.stack[s.top];
