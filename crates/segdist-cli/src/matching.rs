@@ -25,6 +25,10 @@ const BATCH: usize = 1 << 16;
 /// batches double from it to [`BATCH`] (a first batch of `BATCH` kept them
 /// waiting 0.07 s on 336,067 fixes, a tenth of the command).
 const FIRST_BATCH: usize = 1 << 11;
+/// Batches the reader may have read and not yet handed over: at most
+/// `AHEAD` × [`BATCH`] fixes waiting, so memory stays flat on any file,
+/// and room to read ahead through the command's start.
+const AHEAD: usize = 8;
 
 #[derive(Args, Debug)]
 pub struct MatchArgs {
@@ -197,10 +201,31 @@ pub fn run(args: &MatchArgs) -> Result<()> {
     if let (Some(f), Some(t)) = (&args.from_column, &args.to_column) {
         attrs.extend([f.as_str(), t.as_str()]);
     }
-    let lines = read_lines_with(&args.lines, &args.input, &attrs)?;
+    // The traces are opened first and read on their own thread from here
+    // on, while the roads are read and their graph, grid and route table
+    // built: that start keeps one core busy, and the reading takes the other.
     let mut traces = TraceReader::open(args)?;
+    let (len, name, traces_lonlat) = (traces.len, traces.name.clone(), traces.lonlat);
+    let (batches, read) = std::sync::mpsc::sync_channel::<Result<Batch>>(AHEAD);
+    let mut size = FIRST_BATCH;
+    // (The reader is not scoped: on an error found here, the command must
+    // not wait for it, blocked as it may be on an endless standard input.
+    // It stops at its next batch, or with the process.)
+    let reader = std::thread::spawn(move || loop {
+        let mut batch = Vec::new();
+        let r = traces.next_batch(&mut batch, size).map(|done| (batch, traces.position(), done));
+        size = (2 * size).min(BATCH);
+        let (stop, item) = match r {
+            Ok((batch, at, done)) => (done, Ok((batch, at))),
+            Err(e) => (true, Err(e)),
+        };
+        if batches.send(item).is_err() || stop {
+            return;
+        }
+    });
+    let lines = read_lines_with(&args.lines, &args.input, &attrs)?;
     let files = [(args.lines.as_path(), args.input.lines_format), (args.points.as_path(), args.input.points_format)];
-    let geographic = geom::is_lonlat(files, lines.lonlat_names || traces.lonlat, args.geographic, args.planar);
+    let geographic = geom::is_lonlat(files, lines.lonlat_names || traces_lonlat, args.geographic, args.planar);
     if !args.quiet {
         crate::geom::say_mode(geographic);
     }
@@ -229,29 +254,11 @@ pub fn run(args: &MatchArgs) -> Result<()> {
     let (d, x, y, along) =
         if geographic { ("distance_m", "lon", "lat", "along_m") } else { ("distance", "x", "y", "along") };
     writeln!(out, "trace_id,point_id,line_id,part,segment,t,{d},{x},{y},{along},sub_match,state")?;
-    let pb = progress_bar(args.quiet, traces.len);
-    let name = traces.name.clone();
+    let pb = progress_bar(args.quiet, len);
     let want_paths = paths.is_some();
-    // Three stages at once: a thread reads the next batch while this one
-    // matches the current one on all cores (each trace's rows and paths
-    // formatted beside its match) and another writes the batch before.
-    // (The reader is not scoped: on an error found here, the command must
-    // not wait for it, blocked as it may be on an endless standard input.
-    // It stops at its next batch, or with the process.)
-    let (batches, read) = std::sync::mpsc::sync_channel::<Result<Batch>>(1);
-    let mut size = FIRST_BATCH;
-    let reader = std::thread::spawn(move || loop {
-        let mut batch = Vec::new();
-        let r = traces.next_batch(&mut batch, size).map(|done| (batch, traces.position(), done));
-        size = (2 * size).min(BATCH);
-        let (stop, item) = match r {
-            Ok((batch, at, done)) => (done, Ok((batch, at))),
-            Err(e) => (true, Err(e)),
-        };
-        if batches.send(item).is_err() || stop {
-            return;
-        }
-    });
+    // Three stages at once: the reader reads the next batches while this
+    // thread matches the current one on all cores (each trace's rows and
+    // paths formatted beside its match) and another writes the batch before.
     std::thread::scope(|scope| -> Result<()> {
         let (written, write) = std::sync::mpsc::sync_channel::<Written>(1);
         let pb_w = pb.clone();
@@ -268,8 +275,28 @@ pub fn run(args: &MatchArgs) -> Result<()> {
             Ok((out, paths))
         });
         let mut first_path = true;
-        for item in read {
-            let (batch, at) = item?;
+        // An error the reader sent after batches taken into this one: it
+        // is reported once they are matched, as it comes after them.
+        let mut after: Option<anyhow::Error> = None;
+        while let Ok(item) = read.recv() {
+            let (mut batch, mut at) = item?;
+            // The batches the reader has ready join this one, up to `BATCH`
+            // fixes: one wait for a batch's last trace, not one a batch.
+            let mut fixes: usize = batch.iter().map(|t| t.fixes.len()).sum();
+            while fixes < BATCH {
+                match read.try_recv() {
+                    Ok(Ok((more, more_at))) => {
+                        fixes += more.iter().map(|t| t.fixes.len()).sum::<usize>();
+                        batch.extend(more);
+                        at = more_at;
+                    }
+                    Ok(Err(e)) => {
+                        after = Some(e);
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
             if geographic {
                 for t in &batch {
                     if let Some(k) = t.fixes.iter().position(|f| f.point[1].abs() > 90.0) {
@@ -311,6 +338,9 @@ pub fn run(args: &MatchArgs) -> Result<()> {
             }
             if written.send((rows, features, at)).is_err() {
                 break; // the writer failed: its error follows
+            }
+            if let Some(e) = after {
+                return Err(e);
             }
         }
         drop(written);

@@ -333,3 +333,49 @@ fn an_error_does_not_wait_for_an_endless_standard_input() {
     assert_eq!(status.code(), Some(2), "{err}");
     assert!(err.contains("line 3: the time goes back from the fix before (trace \"a\")"), "{err}");
 }
+
+/// The reader runs ahead of the matching, and the batches it has ready are
+/// matched together: of two errors, the one earlier in the file is the one
+/// named, whichever was found first; one late in a long file is named by
+/// its line once the fixes before it are matched; nothing is written.
+#[test]
+fn the_earlier_of_two_errors_is_named_though_read_ahead() {
+    let dir = tempfile::tempdir().unwrap();
+    grid(dir.path());
+    // Roads enough for the command's start to take longer than reading
+    // the traces (far from them), so the reader has found its error by
+    // the time the first batches are matched.
+    let mut roads = std::fs::read_to_string(dir.path().join("roads.csv")).unwrap();
+    for i in 0..100_000 {
+        let (x, y) = (1e6 + f64::from(i % 300) * 10.0, f64::from(i / 300) * 10.0);
+        let _ = writeln!(roads, "F{i},{x},{y},\nF{i},{},{y},", x + 5.0);
+    }
+    std::fs::write(dir.path().join("roads.csv"), roads).unwrap();
+    let good = |csv: &mut String, from: usize, to: usize| {
+        for i in from..to {
+            let _ = writeln!(csv, "t{},{i},{},{}", i / 500, 5 + i % 590, 3 + (i / 590) % 590);
+        }
+    };
+    // Line 3,002 goes back in time; line 40,002 is not a number.
+    let mut both = String::from("trace,time,x,y\n");
+    good(&mut both, 0, 3000);
+    both.push_str("t5,1,10,0\n");
+    good(&mut both, 3001, 40_000);
+    both.push_str("t80,40000,10,zero\n");
+    good(&mut both, 40_001, 50_000);
+    let mut late = String::from("trace,time,x,y\n");
+    good(&mut late, 0, 40_000);
+    late.push_str("t80,40000,10,zero\n");
+    good(&mut late, 40_001, 50_000);
+    for (name, text, want) in [
+        ("both.csv", both, "both.csv: line 3002: the time goes back from the fix before (trace \"t5\")"),
+        ("late.csv", late, "late.csv: line 40002, column 4 (y): cannot read \"zero\" as a number"),
+    ] {
+        std::fs::write(dir.path().join(name), text).unwrap();
+        let o = run(dir.path(), &["match", "--points", name, "--lines", "roads.csv", "-o", "out.csv", "-q"]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {e}");
+        assert!(e.contains(want), "{name}: {e}");
+        assert!(!dir.path().join("out.csv").exists(), "{name}");
+    }
+}

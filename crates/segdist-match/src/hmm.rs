@@ -330,8 +330,11 @@ impl<'g> Matcher<'g> {
         // Routes between fixes up to twice the radius apart (1–5 s at city
         // speeds) are bounded by 2 × straight + 2 × radius + the U-turn
         // penalty, within this reach.
-        let table = graph.route_table(6.0 * o.radius + o.u_turn_penalty);
-        Ok(Matcher { graph, o, grid: graph.grid(o.radius), keep_routes: true, table })
+        // The table's searches run on all cores; the grid, built on one,
+        // joins them.
+        let (table, grid) =
+            rayon::join(|| graph.route_table(6.0 * o.radius + o.u_turn_penalty), || graph.grid(o.radius));
+        Ok(Matcher { graph, o, grid, keep_routes: true, table })
     }
 
     /// Matches one trace; with `paths`, also each sub-match's path.
