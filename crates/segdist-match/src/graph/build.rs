@@ -3,7 +3,12 @@
 //! ids), the pieces between them and their arcs, and the segment index over
 //! them. See the parent module for what a node is.
 
+use rayon::prelude::*;
+
 use super::*;
+
+/// Parts whose lengths one task works out.
+const PARTS_A_TASK: usize = 1024;
 
 /// What identifies a node: its coordinates, or an id from the data.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -22,7 +27,10 @@ impl RoadGraph {
     /// The graph of `b`'s lines (see [`GraphBuilder::build`]).
     pub(super) fn build(b: GraphBuilder) -> Result<RoadGraph, GraphError> {
         let geographic = b.space == Space::Geographic;
-        let (mut vertices, mut part_start, mut line_start) = (Vec::new(), Vec::new(), Vec::new());
+        let parts: usize = b.lines.iter().map(|(p, _)| p.len()).sum();
+        let total: usize = b.lines.iter().flat_map(|(p, _)| p.iter().map(Vec::len)).sum();
+        let mut vertices = Vec::with_capacity(total);
+        let (mut part_start, mut line_start) = (Vec::with_capacity(parts + 1), Vec::with_capacity(b.lines.len() + 1));
         for (l, (parts, _)) in b.lines.iter().enumerate() {
             line_start.push(part_start.len());
             for (k, part) in parts.iter().enumerate() {
@@ -42,14 +50,27 @@ impl RoadGraph {
         part_start.push(vertices.len());
         line_start.push(part_start.len() - 1);
 
-        // Lengths along each part.
+        // Lengths along each part (a geodesic a segment in lon/lat: on all
+        // cores, a run of parts at a time).
         let mut cum = vec![0.0; vertices.len()];
-        for q in 0..part_start.len() - 1 {
-            let (s, e) = (part_start[q], part_start[q + 1]);
-            for v in s + 1..e {
-                cum[v] = cum[v - 1] + seg_len(b.space, vertices[v - 1], vertices[v]);
-            }
+        let (mut runs, mut rest, mut q0) = (Vec::new(), &mut cum[..], 0);
+        while q0 + 1 < part_start.len() {
+            // Parts q0..q1: their starts and the end of the last.
+            let q1 = (q0 + PARTS_A_TASK).min(part_start.len() - 1);
+            let w = &part_start[q0..=q1];
+            let (here, after) = rest.split_at_mut(w[w.len() - 1] - w[0]);
+            runs.push((w, here));
+            (rest, q0) = (after, q1);
         }
+        runs.into_par_iter().for_each(|(w, out)| {
+            let base = w[0];
+            for q in 0..w.len() - 1 {
+                let (s, e) = (w[q], w[q + 1]);
+                for v in s + 1..e {
+                    out[v - base] = out[v - 1 - base] + seg_len(b.space, vertices[v - 1], vertices[v]);
+                }
+            }
+        });
 
         // How often each coordinate occurs (a vertex repeating its
         // predecessor counts once).
@@ -70,13 +91,14 @@ impl RoadGraph {
         }
         // Nodes by coordinates, and by id for lines that give them.
         let mut node_of: FxHashMap<NodeKey, u32> = FxHashMap::default();
+        node_of.reserve(2 * parts);
         let mut node = |k: NodeKey| {
             let n = node_of.len() as u32;
             *node_of.entry(k).or_insert(n)
         };
 
-        let mut pieces = Vec::new();
-        let mut open = Vec::new();
+        let mut pieces = Vec::with_capacity(parts);
+        let mut open = Vec::with_capacity(2 * parts);
         for (l, (parts, direction)) in b.lines.iter().enumerate() {
             for k in 0..parts.len() {
                 let q = line_start[l] + k;
@@ -150,5 +172,37 @@ impl RoadGraph {
             grids: Mutex::new(Vec::new()),
             tables: Mutex::new(Vec::new()),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lengths along the parts, worked out a run of parts a task, are
+    /// those of one loop over all parts: across the runs' borders too, in
+    /// metres and in lon/lat.
+    #[test]
+    fn lengths_along_parts_worked_out_in_runs_equal_one_loop() {
+        for space in [Space::Planar, Space::Geographic] {
+            let mut b = GraphBuilder::new(space);
+            // More parts than three runs, of 2 to 5 vertices.
+            for l in 0..3 * PARTS_A_TASK / 2 + 7 {
+                let f = l as f64 * 1e-3;
+                let part = |n: usize, o: f64| (0..n).map(|i| [24.9 + f + i as f64 * 1e-4, 60.1 + o + f * f]).collect();
+                b.push_line(vec![part(2 + l % 4, 0.0), part(2 + l % 3, 0.5)], Direction::Both);
+            }
+            let g = b.build().unwrap();
+            assert!(g.part_start.len() > 2 * PARTS_A_TASK + 1);
+            for q in 0..g.part_start.len() - 1 {
+                let (s, e) = (g.part_start[q], g.part_start[q + 1]);
+                let mut at = 0.0;
+                assert_eq!(g.cum[s].to_bits(), 0.0f64.to_bits());
+                for v in s + 1..e {
+                    at += seg_len(space, g.vertices[v - 1], g.vertices[v]);
+                    assert_eq!(g.cum[v].to_bits(), at.to_bits(), "{space:?} part {q} vertex {v}");
+                }
+            }
+        }
     }
 }
