@@ -270,6 +270,7 @@ pub fn run(args: &MatchArgs) -> Result<()> {
                 if let Some(p) = &mut paths {
                     p.write_all(&features)?;
                 }
+                out.start_writeback();
                 pb_w.set_position(at);
             }
             Ok((out, paths))

@@ -42,6 +42,27 @@ impl Output {
         Ok(Output::File { tmp, dest: dest.to_path_buf(), w: Some(BufWriter::with_capacity(1 << 16, f)) })
     }
 
+    /// Asks the kernel to start writing what has been written so far to a
+    /// named file's disk, without waiting (Linux; elsewhere, and for
+    /// standard output, nothing): [`finish`](Self::finish)'s sync then
+    /// waits only for the rest. A writer that has written a large part
+    /// calls it (`match`: after each batch; its 24 MB of rows on the
+    /// city's 199,126 fixes waited 15–20 ms in the sync at the end).
+    pub fn start_writeback(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let Output::File { w: Some(w), .. } = self {
+            use std::os::fd::AsRawFd;
+            // SAFETY: the descriptor is this open file's; the call only
+            // starts the writeback of its dirty pages, and its failure
+            // (a file system without it) leaves them to the sync.
+            unsafe {
+                libc::sync_file_range(w.get_ref().as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+            }
+        }
+    }
+
+    /// Completes the output: standard output flushed; a named file
+    /// flushed, synced to its disk and renamed into place.
     pub fn finish(mut self) -> Result<()> {
         match &mut self {
             Output::Stdout(w) => w.flush()?,
