@@ -134,13 +134,9 @@ impl GeoIndex {
         P: AsRef<[[f64; 2]]> + 'a,
         I: IntoIterator<Item = &'a [P]>,
     {
-        let mut b = IndexBuilder::<3>::new();
         let (mut vertices, mut part_start, mut feature_start) = (Vec::new(), Vec::new(), Vec::new());
-        let mut vertices_ecef = Vec::new();
-        let mut sag = 0.0f64;
         for (f, parts) in features.into_iter().enumerate() {
             feature_start.push(part_start.len());
-            let mut chords: Vec<Vec<[f64; 3]>> = Vec::with_capacity(parts.len());
             for (k, part) in parts.iter().enumerate() {
                 let part = part.as_ref();
                 if let Some(v) = part.iter().position(|p| !valid(p)) {
@@ -148,18 +144,30 @@ impl GeoIndex {
                 }
                 part_start.push(vertices.len());
                 vertices.extend_from_slice(part);
-                for w in part.windows(2) {
-                    let s = geodesic(w[0], w[0], w[1]).map_or(0.0, |r| r.distance);
-                    sag = sag.max(sagitta(s));
-                }
-                let ends: Vec<[f64; 3]> = part.iter().map(ecef).collect();
-                vertices_ecef.extend_from_slice(&ends);
-                chords.push(ends);
             }
-            b.push_multi_polyline(chords);
         }
         part_start.push(vertices.len());
         feature_start.push(part_start.len() - 1);
+        // On all cores: each vertex's Earth-centred position, and the
+        // largest sagitta of a segment (a geodesic a segment; the largest
+        // of a set, whatever the order it is taken in).
+        let vertices_ecef: Vec<[f64; 3]> = vertices.par_iter().with_min_len(4096).map(ecef).collect();
+        let sag = (0..part_start.len() - 1)
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|q| {
+                vertices[part_start[q]..part_start[q + 1]].windows(2).fold(0.0f64, |sag, w| {
+                    let s = geodesic(w[0], w[0], w[1]).map_or(0.0, |r| r.distance);
+                    sag.max(sagitta(s))
+                })
+            })
+            .reduce(|| 0.0, f64::max);
+        let mut b = IndexBuilder::<3>::with_capacity(vertices.len(), part_start.len());
+        for f in 0..feature_start.len() - 1 {
+            b.push_multi_polyline(
+                (feature_start[f]..feature_start[f + 1]).map(|q| &vertices_ecef[part_start[q]..part_start[q + 1]]),
+            );
+        }
         let chords = b.build().map_err(GeoBuildError::Index)?;
         Ok(GeoIndex { chords, vertices, vertices_ecef, part_start, feature_start, sag })
     }
