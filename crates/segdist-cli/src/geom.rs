@@ -473,10 +473,10 @@ pub fn read_lines_with(path: &Path, opts: &InputOpts, attrs: &[&str]) -> Result<
         }
         Format::Geojson => {
             for (i, f) in geojson_features(&name, r)?.enumerate() {
-                let f = f?;
+                let mut f = f?;
                 let place = || format!("{name}: feature {i}");
                 let id = feature_id(&f, i, opts.id_property.as_deref());
-                let parts = line_parts(f.geometry.as_ref().map(|g| &g.value), &place)?;
+                let parts = line_parts(f.geometry.take().map(|g| g.value), &place)?;
                 lines.push(id, &parts, &place)?;
                 let value = |a: &str| {
                     f.properties.as_ref()?.get(a).and_then(|v| match v {
@@ -509,14 +509,15 @@ pub fn read_lines_with(path: &Path, opts: &InputOpts, attrs: &[&str]) -> Result<
     Ok(lines)
 }
 
-/// The parts of a line-like GeoJSON geometry (polygon rings count as lines).
-fn line_parts(g: Option<&geojson::Value>, place: &dyn Fn() -> String) -> Result<Vec<Vec<Vec<f64>>>> {
+/// The parts of a line-like GeoJSON geometry (polygon rings count as lines),
+/// taken from it.
+fn line_parts(g: Option<geojson::Value>, place: &dyn Fn() -> String) -> Result<Vec<Vec<Vec<f64>>>> {
     use geojson::Value as V;
     Ok(match g {
-        Some(V::LineString(l)) => vec![l.clone()],
-        Some(V::MultiLineString(ls)) => ls.clone(),
-        Some(V::Polygon(rings)) => rings.clone(),
-        Some(V::MultiPolygon(ps)) => ps.iter().flatten().cloned().collect(),
+        Some(V::LineString(l)) => vec![l],
+        Some(V::MultiLineString(ls)) => ls,
+        Some(V::Polygon(rings)) => rings,
+        Some(V::MultiPolygon(ps)) => ps.into_iter().flatten().collect(),
         Some(other) => bail!("{}: a {} where lines are expected", place(), other.type_name()),
         None => bail!("{}: no geometry", place()),
     })
