@@ -7,6 +7,9 @@
 //! - on SIGINT, SIGTERM or SIGHUP every temporary still being written is
 //!   removed and the process exits with 128 + the signal (130 for Ctrl-C,
 //!   143 for SIGTERM), as shells expect ([`clean_up_on_signals`]);
+//! - a destination that exists and is not a regular file (`/dev/null`, a
+//!   named pipe) is written in place: a temporary renamed over it would
+//!   replace the device or the pipe with a file;
 //! - a run killed outright (SIGKILL) cannot clean up, so the next run
 //!   writing the same output removes the temporaries of runs that are no
 //!   longer alive (Linux: `/proc`), or names them in a warning elsewhere.
@@ -24,15 +27,32 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// error), the temporary file is removed, so no half-written output is left.
 pub enum Output {
     Stdout(BufWriter<io::Stdout>),
-    File { tmp: PathBuf, dest: PathBuf, w: Option<BufWriter<File>> },
+    /// A destination that exists and is not a regular file (a device such
+    /// as `/dev/null`, a named pipe): written in place, as standard output
+    /// is. A temporary renamed over it would replace the device itself.
+    InPlace(BufWriter<File>),
+    File {
+        tmp: PathBuf,
+        dest: PathBuf,
+        w: Option<BufWriter<File>>,
+    },
 }
 
 impl Output {
-    /// `dest`, or standard output when `None` or `-`.
+    /// `dest`, or standard output when `None` or `-`. A `dest` that exists
+    /// and is not a regular file nor a directory (`/dev/null`, a named
+    /// pipe) is written in place, with no temporary, rename or sync.
     pub fn open(dest: Option<&Path>) -> Result<Output> {
         let Some(dest) = dest.filter(|d| d.as_os_str() != "-") else {
             return Ok(Output::Stdout(BufWriter::with_capacity(1 << 16, io::stdout())));
         };
+        if std::fs::metadata(dest).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(dest)
+                .with_context(|| format!("cannot write {}", dest.display()))?;
+            return Ok(Output::InPlace(BufWriter::with_capacity(1 << 16, f)));
+        }
         let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         remove_stale(dest, &name);
         let tmp = dest.with_file_name(format!(".{name}.segdist-{}.tmp", std::process::id()));
@@ -61,11 +81,13 @@ impl Output {
         }
     }
 
-    /// Completes the output: standard output flushed; a named file
-    /// flushed, synced to its disk and renamed into place.
+    /// Completes the output: standard output (or a device, a pipe)
+    /// flushed; a named file flushed, synced to its disk and renamed into
+    /// place.
     pub fn finish(mut self) -> Result<()> {
         match &mut self {
             Output::Stdout(w) => w.flush()?,
+            Output::InPlace(w) => w.flush()?,
             Output::File { tmp, dest, w } => {
                 let f = w.take().expect("finished once").into_inner().map_err(|e| e.into_error())?;
                 f.sync_all()?;
@@ -83,6 +105,7 @@ impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Output::Stdout(w) => w.write(buf),
+            Output::InPlace(w) => w.write(buf),
             Output::File { w, .. } => w.as_mut().expect("not finished").write(buf),
         }
     }
@@ -90,6 +113,7 @@ impl Write for Output {
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
             Output::Stdout(w) => w.write_all(buf),
+            Output::InPlace(w) => w.write_all(buf),
             Output::File { w, .. } => w.as_mut().expect("not finished").write_all(buf),
         }
     }
@@ -97,6 +121,7 @@ impl Write for Output {
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Output::Stdout(w) => w.flush(),
+            Output::InPlace(w) => w.flush(),
             Output::File { w, .. } => w.as_mut().map_or(Ok(()), |w| w.flush()),
         }
     }

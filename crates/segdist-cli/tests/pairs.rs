@@ -288,3 +288,28 @@ fn adversarial_rows_read_back_to_the_library_bits() {
         );
     }
 }
+
+/// `--out` naming something that is not a regular file (a named pipe
+/// here; `/dev/null` alike) is written in place: a temporary renamed over
+/// it would replace the pipe, or the device, with a file.
+#[cfg(unix)]
+#[test]
+fn an_output_that_is_a_named_pipe_is_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("rows.csv");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    // Blocks until the command opens the pipe to write, then reads it all.
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let o = segdist(&["pairs", "--out", fifo.to_str().unwrap(), "examples/pairs.csv"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // (Checked before the reader is joined: had the pipe been replaced,
+    // the reader would wait on it for ever.)
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo(), "the pipe was replaced by a file");
+    assert_eq!(reader.join().unwrap(), golden("pairs.csv"));
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["rows.csv"], "nothing but the pipe");
+}
