@@ -1,7 +1,7 @@
 //! Every batch instruction set this CPU has against the scalar kernel, bit
 //! for bit: pairs (both tiers, segment and line, every output and distances
 //! only, f64 and f32, 2D and 3D) and one segment against many points (the
-//! routed and swept paths).
+//! branch-free sweep).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

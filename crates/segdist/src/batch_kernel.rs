@@ -15,7 +15,7 @@
 use crate::kernel::{CANCEL, C_MIN, DIRECT_HI, DIRECT_LO, Q_MIN, TRUST, T_MIN};
 use crate::lanes::Lanes;
 #[cfg(target_arch = "x86_64")]
-use crate::routed::Wants;
+use crate::sweep::Wants;
 
 const ERR_DOT: f64 = crate::eft::ERR_DOT;
 
@@ -367,16 +367,14 @@ pub(crate) struct Ends<V: Lanes, const D: usize> {
 }
 
 /// One segment shared by many queries: what depends on the segment alone,
-/// computed once, and each region's operations on their own (for
-/// [`crate::routed`], which sorts the queries by region first), or all of
-/// them on every lane from a cheap region estimate (for [`crate::sweep`]).
+/// computed once, and both regions' operations on every lane from a cheap
+/// region estimate (for [`crate::sweep`]).
 ///
 /// [`accurate`] computes every region for every lane, with every test of
 /// the scalar kernel, and selects. Once a lane's region is known (and that
 /// the scalar kernel would certify it on its direct path),
-/// [`Shared::interior`] and [`Shared::vertex`] run only that region's
-/// operations: the same operations on the same values as in [`accurate`],
-/// hence the scalar kernel's bits.
+/// [`Shared::distance_end`] runs the same operations on the same values as
+/// [`accurate`] does there, hence the scalar kernel's bits.
 #[cfg(target_arch = "x86_64")]
 pub(crate) struct Shared<V: Lanes, const D: usize> {
     a: [V; D],
@@ -389,7 +387,7 @@ pub(crate) struct Shared<V: Lanes, const D: usize> {
     inv_m: V,
 }
 
-/// A coordinate the routed pass takes: zero, or `2^-147 <= |x| <= 2^198`.
+/// A coordinate the sweep takes: zero, or `2^-147 <= |x| <= 2^198`.
 /// When every coordinate of `a`, `b` and `p` is one, every difference of
 /// two of them is zero or in `[2^-199, 2^199]` (a non-zero difference of
 /// multiples of `2^-199` is at least that), inside the scalar kernel's direct
@@ -427,8 +425,7 @@ pub(crate) const ROUTABLE_HI: f64 = (1u128 << 127) as f64 * (1u128 << 71) as f64
 
 /// The margin by which a plain-`f64` estimate of `N = ap·ab` must clear a
 /// region boundary before a lane is given that region without the scalar
-/// kernel's tests ([`Shared::distance_start`], and the routing of
-/// `routed.rs`), relative to the estimate's magnitude.
+/// kernel's tests ([`Shared::distance_start`]), relative to the estimate's magnitude.
 ///
 /// Why such a verdict is the scalar kernel's: every coordinate of the
 /// segment and of the point is [`routable`], so every difference lies in
@@ -478,51 +475,10 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
         Shared { a, b, ab, l, inv_l, m, inv_m }
     }
 
-    /// `|ab|²` rounded (the high part the scalar kernel compares with).
-    #[inline(always)]
-    pub(crate) fn l_hi(&self) -> f64 {
-        lane0(self.l.hi)
-    }
-
     /// The start vertex.
     #[inline(always)]
     pub(crate) fn a_hi(&self) -> [f64; D] {
         self.a.map(lane0)
-    }
-
-    /// The high parts of `b − a`.
-    #[inline(always)]
-    pub(crate) fn ab_hi(&self) -> [f64; D] {
-        self.ab.map(|x| lane0(x.hi))
-    }
-
-    /// `d` and `d²` of interior lanes, and the lanes the scalar kernel would
-    /// send to the exact path (a cross product it cannot trust).
-    #[inline(always)]
-    pub(crate) fn interior(&self, p: &[V; D]) -> (V, V, V::Mask) {
-        let (_, d, d2, uncertain) = self.interior_parts(p);
-        (d, d2, uncertain)
-    }
-
-    /// [`Shared::interior`] with `t` and the closest point too: the lanes
-    /// to recompute are also those whose `t` or point the scalar kernel
-    /// would take from its exact path.
-    #[inline(always)]
-    pub(crate) fn interior_full(&self, p: &[V; D]) -> (V, V, V, [V; D], V::Mask) {
-        let (ap, d, d2, uncertain) = self.interior_parts(p);
-        let (n, en) = dot_dd(&ap, &self.ab);
-        let (t, q, tq_exact) = t_and_q(&self.a, &self.ab, n, en, self.l, self.inv_l);
-        (d, d2, t.hi, q, V::or(uncertain, tq_exact))
-    }
-
-    /// `ap`, then as [`Shared::interior`].
-    #[inline(always)]
-    fn interior_parts(&self, p: &[V; D]) -> ([Dd<V>; D], V, V, V::Mask) {
-        let ap = diff(p, &self.a);
-        let (x, uncertain) = interior_start(&self.ab, &ap, self.l, self.inv_l);
-        let d = interior_d::<V, D>(x, self.m, self.inv_m);
-        let d2 = interior_d2::<V, D>(x, self.l, self.inv_l);
-        (ap, d, d2, uncertain)
     }
 
     /// Any lanes, in one pass without branches or routing (for
@@ -571,7 +527,7 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
     /// kernel takes them), both regions' double-double steps on it, `d`,
     /// `d²` (when asked for), the region code (0 start, 1 interior, 2 end,
     /// when asked for) and, with `FULL`, `t` and the closest point: the same
-    /// IEEE operations as [`Shared::interior`] and [`Shared::vertex`], hence
+    /// IEEE operations as [`accurate`] in those regions, hence
     /// the scalar kernel's bits. Flagged lanes (also those the scalar
     /// kernel would finish on its exact path, for any of these) have their
     /// bit set in `rest` and other fields meaningless.
@@ -606,14 +562,6 @@ impl<V: Lanes, const D: usize> Shared<V, D> {
     #[inline(always)]
     pub(crate) fn b_hi(&self) -> [f64; D] {
         self.b.map(lane0)
-    }
-
-    /// `d` and `d²` of lanes whose closest point is a vertex: the end in
-    /// the `end` lanes, the start in the others.
-    #[inline(always)]
-    pub(crate) fn vertex(&self, p: &[V; D], end: V::Mask) -> (V, V) {
-        let s = sq_dd(&self.vertex_diff(p, end));
-        (s.hi.sqrt(), s.hi)
     }
 
     /// `p − b` (exact) in the `end` lanes, `p − a` in the others.

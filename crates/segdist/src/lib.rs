@@ -84,8 +84,6 @@ mod kernel;
 mod lanes;
 mod line;
 mod plane;
-#[cfg(target_arch = "x86_64")]
-mod routed;
 mod scalar;
 mod segment;
 #[cfg(target_arch = "x86_64")]

@@ -1,5 +1,6 @@
-//! One segment against many points, on x86-64 with AVX-512: one branch-free
-//! pass over a block, sixteen lanes at a time, software-pipelined.
+//! One segment against many points, on x86-64 with AVX-512 or AVX2: one
+//! branch-free pass over a block, sixteen lanes at a time (AVX-512) or eight
+//! (AVX2), software-pipelined.
 //!
 //! Each vector of queries takes its region from a plain-`f64` estimate of
 //! `N = ap·ab` (placed only with the margin of
@@ -12,28 +13,68 @@
 //! that the scalar kernel would finish on its exact path, go to the scalar
 //! kernel afterwards.
 //!
-//! Why not route by region as [`crate::routed`] does with AVX2: on the Zen 5
-//! measured (one 512-bit add and multiply per pipe per cycle), the work of
-//! the region a lane does not need costs less than sorting the lanes out
-//! and back (shuffles, stores and reloads of every coordinate). The kernel
-//! is one long dependent chain per vector, so what counts is how many
-//! chains the core sees at once: sixteen lanes as two registers
-//! ([`Z16`], 2D; eight in 3D, whose longer kernel fills the registers with
-//! one), each operation issued on both, and the second half of one
-//! vector's chain interleaved with the first half of the next
-//! (software pipelining). Measured per query on one segment and 200,000
-//! points in cache, distances: routed 10.9 cycles, this pass 8.6 (3D: 20.8
-//! and 18.2); 6.9 (3D 17.0) since distances take no residual test
-//! (`crate::eft::sqrt_rounded`), 6.3 (3D 14.8) with the first half cut to
-//! the region estimate.
+//! Why not route the queries by region first, each region's kernel on its
+//! own lanes (as an AVX2 pass did until 2026-12-04): the work of the region
+//! a lane does not need costs less than sorting the lanes out and back
+//! (shuffles, stores and reloads of every coordinate). On the Zen 5
+//! measured, per query on one segment and 200,000 points in cache,
+//! distances: routed 10.9 cycles, this pass 8.6 (3D: 20.8 and 18.2); on a
+//! Zen 3 with AVX2 (in-process alternation of the two, the same bits):
+//! 2D distances 6.0-6.4 ns a query routed against 4.7-4.9 here, 10 M
+//! points 7.1-7.4 against 5.3-5.4 (writing the caller's column directly,
+//! below), 2D with `t` and the point 11.4-12.2 against 9.8-11.0, 3D
+//! distances 17.5-18.5 against 14.4-14.7, 3D with `t` and the point the
+//! same (22-27 both). The kernel is one long dependent chain per vector,
+//! so what counts is how many chains the core sees at once: sixteen lanes
+//! as two registers ([`Z16`], 2D; eight in 3D, whose longer kernel fills
+//! the registers with one), each operation issued on both, and the second
+//! half of one vector's chain interleaved with the first half of the next
+//! (software pipelining); with AVX2, two four-lane registers ([`Y8`], 2D;
+//! one, [`Y4`], in 3D: eight lanes there were no faster, the sixteen
+//! registers spilling). 6.9 cycles (3D 17.0) on the Zen 5 since distances
+//! take no residual test (`crate::eft::sqrt_rounded`), 6.3 (3D 14.8) with
+//! the first half cut to the region estimate. (Lanes written as intrinsics,
+//! not arrays left to LLVM's vectoriser: the array form of the same pass on
+//! AVX2 had been no faster than the routing.)
 
 // Index loops over coordinates: clearest here, and no closure (see
 // `lanes::Z8`) stands between the kernels and their target features.
 #![allow(clippy::needless_range_loop)]
 
 use crate::batch_kernel::{all_routable, Shared};
-use crate::lanes::{Avx2, Lanes, Z16, Z8};
-use crate::routed::{Outs, Wants, BLOCK};
+use crate::lanes::{Lanes, Y4, Y8, Z16, Z8};
+
+/// Queries per block (the batch driver's block size).
+pub(crate) const BLOCK: usize = 256;
+
+/// What the block needs back besides `d`.
+#[derive(Clone, Copy)]
+pub(crate) struct Wants {
+    pub d2: bool,
+    pub code: bool,
+}
+
+/// A result column the sweep writes straight into the caller's
+/// output (non-temporal stores) instead of the block's column: `d`, or
+/// `d²` if `d2`. `at` points at the block's first query, valid for
+/// [`BLOCK`] writes and 64-byte aligned.
+#[derive(Clone, Copy)]
+pub(crate) struct Direct {
+    pub at: *mut f64,
+    pub d2: bool,
+}
+
+/// The block's outputs, as the batch driver holds them (`t` and `q` are
+/// written only with `FULL`).
+pub(crate) struct Outs<'a, const D: usize> {
+    pub d: &'a mut [f64; BLOCK],
+    pub d2: &'a mut [f64; BLOCK],
+    pub code: &'a mut [f64; BLOCK],
+    pub t: &'a mut [f64; BLOCK],
+    pub q: &'a mut [[f64; BLOCK]; D],
+    /// The direct column, if any.
+    pub direct: Option<Direct>,
+}
 
 /// Runs a block's `m` queries (coordinate columns `p`) into `out`; returns
 /// the queries left for the scalar kernel, one bit each (a `u64` per 64
@@ -45,7 +86,7 @@ use crate::routed::{Outs, Wants, BLOCK};
 #[inline]
 #[target_feature(enable = "avx2,fma,avx512f,avx512vl,avx512dq,avx512bw")]
 pub(crate) unsafe fn run_avx512<const D: usize, const FULL: bool>(
-    seg: &Shared<Avx2, D>,
+    seg: &Shared<Y4, D>,
     p: &[[f64; BLOCK]; D],
     m: usize,
     out: Outs<'_, D>,
@@ -67,6 +108,33 @@ pub(crate) unsafe fn run_avx512<const D: usize, const FULL: bool>(
     }
 }
 
+/// [`run_avx512`] on a CPU with AVX2 and FMA but not AVX-512: eight lanes
+/// as two four-lane registers ([`Y8`]; four in 3D, [`Y4`]).
+///
+/// # Safety
+///
+/// The CPU must have AVX2 and FMA.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn run_avx2<const D: usize, const FULL: bool>(
+    seg: &Shared<Y4, D>,
+    p: &[[f64; BLOCK]; D],
+    m: usize,
+    out: Outs<'_, D>,
+    wants: Wants,
+) -> [u64; BLOCK / 64] {
+    let mut cols: [&[f64]; D] = [&[]; D];
+    for i in 0..D {
+        cols[i] = &p[i][..m];
+    }
+    match (D, all_routable(&cols)) {
+        (2, true) => pass::<Y8, D, false, FULL>(seg, p, m, out, wants),
+        (2, false) => pass::<Y8, D, true, FULL>(seg, p, m, out, wants),
+        (_, true) => pass::<Y4, D, false, FULL>(seg, p, m, out, wants),
+        (_, false) => pass::<Y4, D, true, FULL>(seg, p, m, out, wants),
+    }
+}
+
 /// Lanes `j..j + K::N` of the columns `p` (a function, not a closure: a
 /// closure does not take the caller's target features, see `lanes::Z8`).
 #[inline(always)]
@@ -82,7 +150,7 @@ fn load<K: Lanes, const D: usize>(p: &[[f64; BLOCK]; D], j: usize) -> [K; D] {
 /// that two vectors' chains are in flight at once.
 #[inline(always)]
 fn pass<K: Lanes, const D: usize, const CHECK: bool, const FULL: bool>(
-    seg: &Shared<Avx2, D>,
+    seg: &Shared<Y4, D>,
     p: &[[f64; BLOCK]; D],
     m: usize,
     out: Outs<'_, D>,

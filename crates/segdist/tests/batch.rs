@@ -188,16 +188,20 @@ fn large_calls_stream_the_same_results() {
         }
     }
     // Distances only, or squared distances only (written straight from
-    // the AVX-512 pass where it runs), at every 8-byte alignment.
-    for threads in [Some(1), Some(2)] {
-        for offset in 0..8 {
-            let mut gd = vec![0.0; n + 8];
-            let out = Outputs { distance: Some(&mut gd[offset..offset + n]), ..Outputs::default() };
-            batch::one_to_many(a, b, &p, out, &Options { threads, ..Options::default() }).unwrap();
-            assert!(gd[offset..offset + n] == d[..], "distances {threads:?} {offset}");
-            let out = Outputs { distance_squared: Some(&mut gd[offset..offset + n]), ..Outputs::default() };
-            batch::one_to_many(a, b, &p, out, &Options { threads, ..Options::default() }).unwrap();
-            assert!(gd[offset..offset + n] == d2[..], "squared distances {threads:?} {offset}");
+    // the AVX-512 or AVX2 pass where it runs), at every 8-byte alignment,
+    // on every instruction set this CPU has.
+    for isa in isas() {
+        for threads in [Some(1), Some(2)] {
+            for offset in 0..8 {
+                let opts = Options { threads, isa, ..Options::default() };
+                let mut gd = vec![0.0; n + 8];
+                let out = Outputs { distance: Some(&mut gd[offset..offset + n]), ..Outputs::default() };
+                batch::one_to_many(a, b, &p, out, &opts).unwrap();
+                assert!(gd[offset..offset + n] == d[..], "distances {isa:?} {threads:?} {offset}");
+                let out = Outputs { distance_squared: Some(&mut gd[offset..offset + n]), ..Outputs::default() };
+                batch::one_to_many(a, b, &p, out, &opts).unwrap();
+                assert!(gd[offset..offset + n] == d2[..], "squared distances {isa:?} {threads:?} {offset}");
+            }
         }
     }
     let s = Segment::new(a, b);
@@ -401,7 +405,7 @@ fn a_reused_block_forgets_the_last_calls_segment() {
 
 /// Points on and next to the two boundaries between regions of one
 /// segment (the perpendiculars through its vertices), on and next to the
-/// segment, at the vertices, and out of the routed pass's range, for each
+/// segment, at the vertices, and out of the sweep's range, for each
 /// of several segments.
 fn boundary_points<const D: usize>(a: [f64; D], b: [f64; D], seed: u64) -> Vec<[f64; D]> {
     use rand::Rng;
@@ -465,11 +469,11 @@ fn boundary_points<const D: usize>(a: [f64; D], b: [f64; D], seed: u64) -> Vec<[
 }
 
 /// With one segment, the batch layer gives each query its region from a
-/// plain-`f64` estimate before any exact work (AVX2: routed by region;
-/// AVX-512: one branch-free sweep): points on the region boundaries, on the
+/// plain-`f64` estimate before any exact work (one branch-free sweep, with
+/// AVX-512 or AVX2): points on the region boundaries, on the
 /// segment and out of range must still come out as the scalar kernel's
 /// bits, with every mix of outputs (with and without `t` and the point).
-fn routed_matches_scalar<const D: usize>(segments: &[([f64; D], [f64; D])]) {
+fn one_segment_pass_matches_scalar<const D: usize>(segments: &[([f64; D], [f64; D])]) {
     for isa in isas() {
         for (s, &(a, b)) in segments.iter().enumerate() {
             check_one_to_many(a, b, &boundary_points(a, b, 100 + s as u64), isa);
@@ -478,8 +482,8 @@ fn routed_matches_scalar<const D: usize>(segments: &[([f64; D], [f64; D])]) {
 }
 
 #[test]
-fn routed_one_segment_matches_scalar_near_every_boundary_2d() {
-    routed_matches_scalar::<2>(&[
+fn one_segment_pass_matches_scalar_near_every_boundary_2d() {
+    one_segment_pass_matches_scalar::<2>(&[
         ([0.25, 0.4], [0.75, 0.6]),
         ([0.0, 0.0], [1.0, 0.0]),
         ([3.5e6, 6.7e6], [3.5e6 + 7.0, 6.7e6 + 3.0]),
@@ -494,8 +498,8 @@ fn routed_one_segment_matches_scalar_near_every_boundary_2d() {
 }
 
 #[test]
-fn routed_one_segment_matches_scalar_near_every_boundary_3d() {
-    routed_matches_scalar::<3>(&[
+fn one_segment_pass_matches_scalar_near_every_boundary_3d() {
+    one_segment_pass_matches_scalar::<3>(&[
         ([0.25, 0.4, 0.1], [0.75, 0.6, 0.9]),
         ([3.5e6, 6.7e6, 100.0], [3.5e6 + 7.0, 6.7e6 + 3.0, 101.0]),
         ([0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),

@@ -121,8 +121,8 @@ impl<T: Scalar, const D: usize> Job<'_, T, D> {
             blk.wants_code = out.region.is_some();
             blk.stream = self.p.len() >= STREAM_MIN;
             // The copies into and out of the block are compiled for the
-            // instruction set too (as SSE2 they were a sixth of a routed
-            // batch's time).
+            // instruction set too (as SSE2 they were a sixth of a
+            // one-segment batch's time).
             match self.isa {
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: `run` resolved `isa` to one this CPU supports.
@@ -164,7 +164,7 @@ impl<T: Scalar, const D: usize> Job<'_, T, D> {
                         // next 64-byte boundary of the output.
                         m = m.min(8 - misaligned);
                     } else if m == BLOCK {
-                        blk.direct = Some(crate::routed::Direct { at, d2: dc.d2 });
+                        blk.direct = Some(crate::sweep::Direct { at, d2: dc.d2 });
                     }
                 }
             }
@@ -198,18 +198,18 @@ impl<T: Scalar, const D: usize> Job<'_, T, D> {
         }
     }
 
-    /// The caller's output column the AVX-512 sweep writes into directly,
-    /// if this call allows it: accurate tier, one segment, AVX-512, a
+    /// The caller's output column the sweep writes into directly,
+    /// if this call allows it: accurate tier, one segment, AVX-512 or AVX2, a
     /// streaming-sized call, `f64` results, and only `d` or only `d²`
     /// asked for (the other outputs go through the block's columns). Full
     /// blocks whose output starts on a 64-byte boundary then skip the
     /// block's column and its copy; a short first block reaches that
     /// boundary.
     #[cfg(target_arch = "x86_64")]
-    fn direct_column(&self, blk: &Block<D>, out: &mut Outputs<'_, T, D>) -> Option<crate::routed::Direct> {
+    fn direct_column(&self, blk: &Block<D>, out: &mut Outputs<'_, T, D>) -> Option<crate::sweep::Direct> {
         let one_segment = matches!((&self.a, &self.b), (Src::Fixed(_), Src::Fixed(_)));
         let f64_out = core::any::TypeId::of::<T>() == core::any::TypeId::of::<f64>();
-        if !(self.isa == Isa::Avx512
+        if !(matches!(self.isa, Isa::Avx512 | Isa::Avx2)
             && self.tier == Tier::Accurate
             && !self.line
             && !self.full
@@ -228,7 +228,7 @@ impl<T: Scalar, const D: usize> Job<'_, T, D> {
             _ => return None,
         };
         // (`T` is `f64`: checked above.)
-        Some(crate::routed::Direct { at: col.as_mut_ptr().cast::<f64>(), d2 })
+        Some(crate::sweep::Direct { at: col.as_mut_ptr().cast::<f64>(), d2 })
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -307,20 +307,17 @@ struct Block<const D: usize> {
     /// Region per query as the lane kernels give it: 0 start, 1 interior,
     /// 2 end, 3 undefined (converted only if the caller wants regions).
     code: [f64; BLOCK],
-    /// Which of `d2` and `code` the caller reads (the routed pass skips the
+    /// Which of `d2` and `code` the caller reads (the sweep skips the
     /// others).
     wants_d2: bool,
     wants_code: bool,
     /// Write results with non-temporal stores (see [`STREAM_MIN`]).
     stream: bool,
-    /// The caller's column the AVX-512 sweep may write straight into (see
+    /// The caller's column the sweep (AVX-512 or AVX2) may write straight into (see
     /// [`Job::direct_column`]); the sweep takes it when it does (then the
     /// block's columns hold nothing to copy out).
     #[cfg(target_arch = "x86_64")]
-    direct: Option<crate::routed::Direct>,
-    /// The routed pass's columns (one segment, AVX2).
-    #[cfg(target_arch = "x86_64")]
-    routed: crate::routed::Scratch<D>,
+    direct: Option<crate::sweep::Direct>,
 }
 
 impl<const D: usize> Block<D> {
@@ -341,8 +338,6 @@ impl<const D: usize> Block<D> {
             stream: false,
             #[cfg(target_arch = "x86_64")]
             direct: None,
-            #[cfg(target_arch = "x86_64")]
-            routed: crate::routed::Scratch::new(),
         })
     }
 

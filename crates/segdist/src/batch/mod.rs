@@ -42,7 +42,7 @@ use crate::scalar::Scalar;
 /// Queries handed to the kernels at a time (a multiple of every lane count).
 const BLOCK: usize = 256;
 #[cfg(target_arch = "x86_64")]
-const _: () = assert!(BLOCK == crate::routed::BLOCK);
+const _: () = assert!(BLOCK == crate::sweep::BLOCK);
 /// Below this many queries, no other thread is asked to help.
 const PAR_MIN: usize = 1 << 15;
 

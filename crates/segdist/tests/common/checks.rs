@@ -150,7 +150,7 @@ pub fn check_pairs<T: Scalar, const D: usize>(a: &[[T; D]], b: &[[T; D]], p: &[[
     }
 }
 
-/// `one_to_many` (one segment, many points: the routed and swept paths)
+/// `one_to_many` (one segment, many points: the sweep and the lane kernel)
 /// on `isa`, with every combination of outputs, against the scalar method,
 /// bit for bit.
 pub fn check_one_to_many<const D: usize>(a: [f64; D], b: [f64; D], p: &[[f64; D]], isa: Isa) {

@@ -76,12 +76,15 @@ unsafe fn accurate_avx2<const D: usize, const LINE: bool, const FULL: bool>(blk:
     if !LINE && unsafe { one_segment_block::<D, FULL, false>(blk, m) } {
         return;
     }
-    accurate_shared_or_not::<crate::lanes::Avx2, D, LINE, FULL>(blk, m);
+    // Four lanes as one register, an intrinsic an operation (`Y4`): the
+    // same bits as four-lane arrays LLVM vectorised (`lanes::Arr`), 0.85-0.90
+    // of its time on `pairs` (Zen 3); eight as two registers were no faster.
+    accurate_shared_or_not::<crate::lanes::Y4, D, LINE, FULL>(blk, m);
 }
 
-/// One segment: the branch-free sweep ([`crate::sweep`], AVX-512) or the
-/// routed pass ([`crate::routed`], AVX2), if the segment allows it
-/// (`false`: the caller runs the lane kernel).
+/// One segment: the branch-free sweep ([`crate::sweep`], AVX-512 or
+/// AVX2), if the segment allows it (`false`: the caller runs the lane
+/// kernel).
 ///
 /// # Safety
 ///
@@ -94,11 +97,11 @@ unsafe fn one_segment_block<const D: usize, const FULL: bool, const AVX512: bool
     m: usize,
 ) -> bool {
     let (Some(a), Some(b)) = (blk.fixed_a, blk.fixed_b) else { return false };
-    let Some(seg) = batch_kernel::Shared::<crate::lanes::Avx2, D>::new(&a, &b) else { return false };
-    let wants = crate::routed::Wants { d2: blk.wants_d2, code: blk.wants_code };
+    let Some(seg) = batch_kernel::Shared::<crate::lanes::Y4, D>::new(&a, &b) else { return false };
+    let wants = crate::sweep::Wants { d2: blk.wants_d2, code: blk.wants_code };
     // Taken, so that the caller sees the column was written (see `blocks`).
-    let direct = if AVX512 { blk.direct.take() } else { None };
-    let out = crate::routed::Outs {
+    let direct = blk.direct.take();
+    let out = crate::sweep::Outs {
         d: &mut blk.d,
         d2: &mut blk.d2,
         code: &mut blk.code,
@@ -111,7 +114,7 @@ unsafe fn one_segment_block<const D: usize, const FULL: bool, const AVX512: bool
         if AVX512 {
             crate::sweep::run_avx512::<D, FULL>(&seg, &blk.p, m, out, wants)
         } else {
-            crate::routed::run_avx2::<D, FULL>(&seg, &mut blk.routed, &blk.p, m, out, wants)
+            crate::sweep::run_avx2::<D, FULL>(&seg, &blk.p, m, out, wants)
         }
     };
     if direct.is_some() && rest.iter().any(|&w| w != 0) {
