@@ -30,8 +30,8 @@
 //! the registers with one), each operation issued on both, and the second
 //! half of one vector's chain interleaved with the first half of the next
 //! (software pipelining); with AVX2, two four-lane registers ([`Y8`], 2D;
-//! one, [`Y4`], in 3D: eight lanes there were no faster, the sixteen
-//! registers spilling). 6.9 cycles (3D 17.0) on the Zen 5 since distances
+//! one, [`Y4`], in 3D: eight lanes there took 1.06-1.2x the time for
+//! distances, the same with `t` and the point). 6.9 cycles (3D 17.0) on the Zen 5 since distances
 //! take no residual test (`crate::eft::sqrt_rounded`), 6.3 (3D 14.8) with
 //! the first half cut to the region estimate. (Lanes written as intrinsics,
 //! not arrays left to LLVM's vectoriser: the array form of the same pass on
