@@ -31,9 +31,10 @@
 //! half of one vector's chain interleaved with the first half of the next
 //! (software pipelining); with AVX2, two four-lane registers ([`Y8`], 2D;
 //! one, [`Y4`], in 3D: eight lanes there took 1.06-1.2x the time for
-//! distances, the same with `t` and the point). 6.9 cycles (3D 17.0) on the Zen 5 since distances
-//! take no residual test (`crate::eft::sqrt_rounded`), 6.3 (3D 14.8) with
-//! the first half cut to the region estimate. (Lanes written as intrinsics,
+//! distances, the same with `t` and the point). 6.9 cycles (3D 17.0) on
+//! the Zen 5 since distances take no residual test
+//! (`crate::eft::sqrt_rounded`), 6.3 (3D 14.8) with the first half cut to
+//! the region estimate. (Lanes written as intrinsics,
 //! not arrays left to LLVM's vectoriser: the array form of the same pass on
 //! AVX2 had been no faster than the routing.)
 
@@ -92,20 +93,10 @@ pub(crate) unsafe fn run_avx512<const D: usize, const FULL: bool>(
     out: Outs<'_, D>,
     wants: Wants,
 ) -> [u64; BLOCK / 64] {
-    let mut cols: [&[f64]; D] = [&[]; D];
-    for i in 0..D {
-        cols[i] = &p[i][..m];
-    }
-    // The per-lane range tests only where a coordinate needs them (rare).
     // Sixteen lanes in 2D; in 3D the kernel's live values fill the
     // registers with eight (sixteen spilled: 3.96 against 3.63 G cycles on
     // the harness).
-    match (D, all_routable(&cols)) {
-        (2, true) => pass::<Z16, D, false, FULL>(seg, p, m, out, wants),
-        (2, false) => pass::<Z16, D, true, FULL>(seg, p, m, out, wants),
-        (_, true) => pass::<Z8, D, false, FULL>(seg, p, m, out, wants),
-        (_, false) => pass::<Z8, D, true, FULL>(seg, p, m, out, wants),
-    }
+    pick::<Z16, Z8, D, FULL>(seg, p, m, out, wants)
 }
 
 /// [`run_avx512`] on a CPU with AVX2 and FMA but not AVX-512: eight lanes
@@ -123,15 +114,28 @@ pub(crate) unsafe fn run_avx2<const D: usize, const FULL: bool>(
     out: Outs<'_, D>,
     wants: Wants,
 ) -> [u64; BLOCK / 64] {
+    pick::<Y8, Y4, D, FULL>(seg, p, m, out, wants)
+}
+
+/// The pass on `W` lanes in 2D and `N` in 3D, with the per-lane range
+/// tests only where a coordinate needs them (rare).
+#[inline(always)]
+fn pick<W: Lanes, N: Lanes, const D: usize, const FULL: bool>(
+    seg: &Shared<Y4, D>,
+    p: &[[f64; BLOCK]; D],
+    m: usize,
+    out: Outs<'_, D>,
+    wants: Wants,
+) -> [u64; BLOCK / 64] {
     let mut cols: [&[f64]; D] = [&[]; D];
     for i in 0..D {
         cols[i] = &p[i][..m];
     }
     match (D, all_routable(&cols)) {
-        (2, true) => pass::<Y8, D, false, FULL>(seg, p, m, out, wants),
-        (2, false) => pass::<Y8, D, true, FULL>(seg, p, m, out, wants),
-        (_, true) => pass::<Y4, D, false, FULL>(seg, p, m, out, wants),
-        (_, false) => pass::<Y4, D, true, FULL>(seg, p, m, out, wants),
+        (2, true) => pass::<W, D, false, FULL>(seg, p, m, out, wants),
+        (2, false) => pass::<W, D, true, FULL>(seg, p, m, out, wants),
+        (_, true) => pass::<N, D, false, FULL>(seg, p, m, out, wants),
+        (_, false) => pass::<N, D, true, FULL>(seg, p, m, out, wants),
     }
 }
 
