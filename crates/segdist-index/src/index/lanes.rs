@@ -148,6 +148,26 @@ mod avx2 {
         x
     }
 
+    /// `[e(0), e(1)]` for an expression `e` of the half `h`, written out:
+    /// `[0, 1].map(|h| …)` is a closure, a function without this module's
+    /// target features, which LLVM inlined or not as the code around it
+    /// changed (2026-12-04: an unrelated change left `below`'s compares a
+    /// call in every node and leaf of a walk).
+    macro_rules! halves {
+        ($h:ident => $e:expr) => {
+            [
+                {
+                    let $h = 0;
+                    $e
+                },
+                {
+                    let $h = 1;
+                    $e
+                },
+            ]
+        };
+    }
+
     /// A bit a lane from two halves of compares.
     #[inline(always)]
     unsafe fn bits(v: [__m256d; 2]) -> u32 {
@@ -200,7 +220,7 @@ mod avx2 {
         let one = _mm256_set1_pd(1.0);
         // `min_pd(x, 1)` is 1 for a NaN `x`, as `f64::min`; `max_pd(·, 0)`
         // then sees no NaN.
-        let t = [0, 1].map(|h| _mm256_max_pd(_mm256_min_pd(_mm256_mul_pd(dot[h], inv[h]), one), zero));
+        let t = halves!(h => _mm256_max_pd(_mm256_min_pd(_mm256_mul_pd(dot[h], inv[h]), one), zero));
         let mut d2 = [zero; 2];
         for k in 0..D {
             let pk = _mm256_set1_pd(p[k]);
@@ -232,7 +252,7 @@ mod avx2 {
         let (scale, y) = (_mm256_set1_pd(scale), _mm256_set1_pd(y));
         // SAFETY: `x` holds B numbers.
         let x = unsafe { load(x) };
-        unsafe { bits([0, 1].map(|h| _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_mul_pd(x[h], scale), y))) }
+        unsafe { bits(halves!(h => _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_mul_pd(x[h], scale), y))) }
     }
 
     #[target_feature(enable = "avx2")]
@@ -241,7 +261,7 @@ mod avx2 {
         let y = _mm256_set1_pd(y);
         // SAFETY: `x` holds B numbers.
         let x = unsafe { load(x) };
-        unsafe { bits([0, 1].map(|h| _mm256_cmp_pd::<_CMP_LT_OQ>(x[h], y))) }
+        unsafe { bits(halves!(h => _mm256_cmp_pd::<_CMP_LT_OQ>(x[h], y))) }
     }
 
     #[target_feature(enable = "avx2")]

@@ -513,6 +513,11 @@ fn places_rank_by_distance_then_id_in_every_form() {
             // SAFETY: the CPU has AVX-512F and POPCNT, checked above.
             assert_eq!(unsafe { super::simd::places_avx512(&d, &id, n) }[..n], want[..], "n {n}");
         }
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            assert_eq!(unsafe { super::avx2::places_avx2(&d, &id, n) }[..n], want[..], "n {n}");
+        }
     }
 }
 
